@@ -1,0 +1,171 @@
+"""canonicalJson, byte for byte as a JavaScript client computes it.
+
+The reference form is ``JSON.stringify(sortDeep(value))`` where ``sortDeep``
+rebuilds every object with ``Object.fromEntries`` over ``Object.keys(o).sort()``
+(see docs/wire.md). Two consequences follow from JavaScript itself and are
+reproduced here on purpose:
+
+* keys are sorted by UTF-16 code units (JavaScript's default sort), not by code
+  points as Python would;
+* an object enumerates its integer-like keys (canonical array indices,
+  ``"0"`` .. ``"4294967294"``) first, in numeric order, before the other keys in
+  insertion (here: sorted) order, so ``{"10", "9", "a"}`` serialises as
+  ``"9", "10", "a"``.
+
+Numbers are JavaScript doubles: Python ints are rounded to the nearest double as
+``JSON.parse`` would, and every number is written by ECMAScript's
+Number::toString (``1`` not ``1.0``, ``1e+21``, ``5e-7``, ``-0`` as ``0``; NaN and
+infinities as ``null``).
+"""
+
+import json
+import math
+import re
+
+from simkit.errors import EncodingError
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
+_MAX_ARRAY_INDEX = 2**32 - 2
+_EXACT_INT = 2**53
+
+
+def js_number(x: float | int) -> str:
+    """ECMAScript Number::toString for a finite number (string concatenation form)."""
+    if isinstance(x, int):
+        if -_EXACT_INT < x < _EXACT_INT:
+            return str(x)
+        x = float(x)  # OverflowError is the caller's to turn into null or an error
+    if x == 0:
+        return "0"
+    if x < 0:
+        return "-" + js_number(-x)
+    digits, n = _shortest_digits(x)
+    k = len(digits)
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    sign = "+" if e >= 0 else "-"
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{mantissa}e{sign}{abs(e)}"
+
+
+def _shortest_digits(x: float) -> tuple[str, int]:
+    """Shortest round-trip digits ``s`` and point position ``n`` with x = 0.s * 10^n.
+
+    Python's ``repr`` and ECMAScript both pick the shortest digit string that
+    rounds back to ``x`` (the closest one when several exist), so only the layout
+    differs.
+    """
+    mantissa, _, exponent = repr(x).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    if fraction == "0":
+        fraction = ""
+    digits = whole + fraction
+    n = len(whole) + (int(exponent) if exponent else 0)
+    stripped = digits.lstrip("0")
+    n -= len(digits) - len(stripped)
+    return stripped.rstrip("0"), n
+
+
+def _number(x: float | int) -> str:
+    if isinstance(x, float) and not math.isfinite(x):
+        return "null"
+    try:
+        return js_number(x)
+    except OverflowError:  # an int beyond the double range is Infinity in JavaScript
+        return "null"
+
+
+def _string(s: str) -> str:
+    """JSON.stringify's escaping: short escapes, \\u00XX for controls, lone
+    surrogates as \\uXXXX, everything else raw."""
+    if _SURROGATE.search(s) is None:
+        return json.dumps(s, ensure_ascii=False)
+    # Pair up surrogates the way a UTF-16 string would; lone ones stay and are escaped.
+    joined = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(joined, ensure_ascii=False))
+
+
+def _utf16_order(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _is_array_index(key: str) -> bool:
+    return _ARRAY_INDEX.fullmatch(key) is not None and int(key) <= _MAX_ARRAY_INDEX
+
+
+def _ordered_keys(obj: dict) -> list[str]:
+    for key in obj:
+        if not isinstance(key, str):
+            raise EncodingError(f"canonicalJson: object key {key!r} is not a string")
+    keys = sorted(obj, key=_utf16_order)
+    indices = [k for k in keys if _is_array_index(k)]
+    if not indices:
+        return keys
+    indices.sort(key=int)
+    return indices + [k for k in keys if not _is_array_index(k)]
+
+
+def _encode(value: object, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, int | float):
+        out.append(_number(value))
+    elif isinstance(value, dict):
+        out.append("{")
+        for i, key in enumerate(_ordered_keys(value)):
+            if i:
+                out.append(",")
+            out.append(_string(key))
+            out.append(":")
+            _encode(value[key], out)
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    else:
+        raise EncodingError(f"canonicalJson: {type(value).__name__} is not a JSON value")
+
+
+def canonical_json_text(value: object) -> str:
+    """canonicalJson as text (see the module docstring for the exact form)."""
+    out: list[str] = []
+    _encode(value, out)
+    return "".join(out)
+
+
+def canonical_json(value: object) -> bytes:
+    """canonicalJson as the UTF-8 bytes that are signed, sealed and compared."""
+    return canonical_json_text(value).encode("utf-8")
+
+
+def parse_json(data: bytes | str) -> object:
+    """Parse JSON as JavaScript's JSON.parse does, refusing what it refuses.
+
+    Python's parser also accepts ``NaN`` and ``Infinity`` literals and invalid
+    UTF-8; JavaScript does not, so neither do we.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise EncodingError(f"malformed JSON: {exc}") from None
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
