@@ -88,7 +88,9 @@ def _string(s: str) -> str:
         return json.dumps(s, ensure_ascii=False)
     # Pair up surrogates the way a UTF-16 string would; lone ones stay and are escaped.
     joined = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(joined, ensure_ascii=False))
+    return _SURROGATE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(joined, ensure_ascii=False)
+    )
 
 
 def _utf16_order(key: str) -> bytes:

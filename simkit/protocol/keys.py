@@ -207,7 +207,10 @@ class DeviceKeys:
 
     def to_json(self) -> dict:
         """Private JWKs for the device's own persisted snapshot."""
-        return {"wrap": private_jwk(self.wrap_key, "wrap"), "sign": private_jwk(self.sign_key, "sign")}
+        return {
+            "wrap": private_jwk(self.wrap_key, "wrap"),
+            "sign": private_jwk(self.sign_key, "sign"),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> "DeviceKeys":

@@ -16,6 +16,7 @@ def log_genesis(storage_key: str) -> str:
 
 
 def log_step(prev_head: str, seq: int, record_id: str, rev: float) -> str:
-    """hk = base64url(SHA-256(``skm-log-v1\\n`` + h(k-1) + ``\\n`` + seq + ``\\n`` + recordId + ``\\n`` + rev))."""
+    """hk = base64url(SHA-256(``skm-log-v1\\n`` + h(k-1) + ``\\n`` + seq + ``\\n``
+    + recordId + ``\\n`` + rev))."""
     text = f"skm-log-v1\n{prev_head}\n{js_number(seq)}\n{record_id}\n{js_number(rev)}"
     return b64url_encode(sha256(text.encode("utf-8")))

@@ -58,4 +58,6 @@ def aes_gcm_open(key: bytes, nonce: bytes, sealed: bytes, aad: bytes, what: str)
     try:
         return AESGCM(require_key(key)).decrypt(nonce, sealed, aad)
     except InvalidTag:
-        raise CryptoError(f"{what}: authentication failed (wrong key, AAD or tampered bytes)") from None
+        raise CryptoError(
+            f"{what}: authentication failed (wrong key, AAD or tampered bytes)"
+        ) from None

@@ -59,7 +59,9 @@ def seal_record(
 ) -> tuple[str, str]:
     """Seal an envelope into the wire's ``(n, c)``: base64url nonce and ciphertext||tag."""
     record_id = envelope["r"]["id"]
-    n, sealed = _seal(graph_key, record_aad(storage_key, record_id), canonical_json(envelope), entropy)
+    n, sealed = _seal(
+        graph_key, record_aad(storage_key, record_id), canonical_json(envelope), entropy
+    )
     return n, b64url_encode(sealed)
 
 
@@ -125,7 +127,11 @@ def seal_blob(
     return _seal(graph_key, blob_aad(storage_key, blob_id), data, entropy)
 
 
-def open_blob(graph_key: bytes, storage_key: str, blob_id: str, nonce: str, ciphertext: bytes) -> bytes:
+def open_blob(
+    graph_key: bytes, storage_key: str, blob_id: str, nonce: str, ciphertext: bytes
+) -> bytes:
     """Open a blob; CryptoError when it does not open under its graph/blob AAD."""
     what = f"blob {blob_id!r} in {storage_key!r}"
-    return aes_gcm_open(graph_key, _decode(nonce, what), ciphertext, blob_aad(storage_key, blob_id), what)
+    return aes_gcm_open(
+        graph_key, _decode(nonce, what), ciphertext, blob_aad(storage_key, blob_id), what
+    )

@@ -30,7 +30,9 @@ def _kek(private_key: ec.EllipticCurvePrivateKey, public_key: ec.EllipticCurvePu
     return hkdf_sha256(shared, salt=b"", info=WRAP_INFO)
 
 
-def wrap_graph_key(graph_key: bytes, recipient_pub_jwk: dict, *, entropy: Entropy | None = None) -> str:
+def wrap_graph_key(
+    graph_key: bytes, recipient_pub_jwk: dict, *, entropy: Entropy | None = None
+) -> str:
     """Seal a 256-bit graph key to a device's wrapping public key."""
     entropy = default_entropy(entropy)
     require_key(graph_key)
@@ -45,7 +47,11 @@ def wrap_graph_key(graph_key: bytes, recipient_pub_jwk: dict, *, entropy: Entrop
     }
     nonce = entropy.token_bytes(NONCE_BYTES)
     sealed = aes_gcm_seal(_kek(ephemeral, recipient), nonce, graph_key, b"")
-    body = {"c": b64url_encode(sealed), "epk": b64url_encode(canonical_json(epk)), "n": b64url_encode(nonce)}
+    body = {
+        "c": b64url_encode(sealed),
+        "epk": b64url_encode(canonical_json(epk)),
+        "n": b64url_encode(nonce),
+    }
     return b64url_encode(canonical_json(body))
 
 

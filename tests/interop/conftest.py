@@ -14,7 +14,9 @@ PEER = Path(__file__).with_name("webcrypto_peer.mjs")
 def _tag_nonfinite(value):
     """Non-finite floats cannot cross JSON; the peer revives this tagged form."""
     if isinstance(value, float) and not math.isfinite(value):
-        return {"\u0000n": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+        return {
+            "\u0000n": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        }
     if isinstance(value, dict):
         return {k: _tag_nonfinite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -50,7 +52,9 @@ class WebCryptoPeer:
 @pytest.fixture(scope="session")
 def webcrypto():
     if shutil.which("node") is None:
-        pytest.skip("node is not installed: install Node.js 20+ (apt-get install nodejs) to run interop")
+        pytest.skip(
+            "node is not installed: install Node.js 20+ (apt-get install nodejs) to run interop"
+        )
     peer = WebCryptoPeer()
     yield peer
     peer.close()

@@ -46,7 +46,13 @@ GRAPH_KEY = ENTROPY.fork("graph").token_bytes(32)
 RECORD = {
     "id": "rec_1",
     "kind": "note",
-    "data": {"title": "caf\u00e9 \U0001f600", "n": 1.5, "big": 1e21, "tiny": 5e-7, "list": [0, -0.0]},
+    "data": {
+        "title": "caf\u00e9 \U0001f600",
+        "n": 1.5,
+        "big": 1e21,
+        "tiny": 5e-7,
+        "list": [0, -0.0],
+    },
     "at": 1_700_000_000_123,
     "by": "alice",
     "futureField": {"z": 1, "a": 2},
@@ -82,7 +88,12 @@ def test_record_sealed_and_signed_in_node_opens_and_verifies_in_simkit(webcrypto
 
 
 def test_record_sealed_and_signed_in_simkit_opens_and_verifies_in_node(webcrypto):
-    envelope = {"v": 1, "r": RECORD, "d": "dev-1", "s": sign_record(DEVICE.sign_key, "g:team", RECORD)}
+    envelope = {
+        "v": 1,
+        "r": RECORD,
+        "d": "dev-1",
+        "s": sign_record(DEVICE.sign_key, "g:team", RECORD),
+    }
     n, c = seal_record(GRAPH_KEY, "g:team", envelope, entropy=ENTROPY)
     answer = webcrypto.call(
         "openVerify",
@@ -98,7 +109,9 @@ def test_record_sealed_and_signed_in_simkit_opens_and_verifies_in_node(webcrypto
 
 
 def test_graph_key_wrapped_in_node_unwraps_in_simkit(webcrypto):
-    wrapped = webcrypto.call("wrap", graphKey=b64url_encode(GRAPH_KEY), pubJwk=DEVICE.pub_jwk)["wrapped"]
+    wrapped = webcrypto.call("wrap", graphKey=b64url_encode(GRAPH_KEY), pubJwk=DEVICE.pub_jwk)[
+        "wrapped"
+    ]
     assert unwrap_graph_key(wrapped, DEVICE.wrap_key) == GRAPH_KEY
 
 
@@ -135,7 +148,8 @@ def test_derived_tag_matches_node(webcrypto, label, data):
         st.tuples(
             st.integers(min_value=1, max_value=2**53),
             st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True),
-            st.integers(min_value=0, max_value=2**53) | st.floats(min_value=0, allow_infinity=False),
+            st.integers(min_value=0, max_value=2**53)
+            | st.floats(min_value=0, allow_infinity=False),
         ),
         max_size=5,
     )
@@ -155,13 +169,17 @@ def test_invite_sealed_in_simkit_opens_in_node_and_the_reverse(webcrypto):
     secret = invite.split(".")[1]
     payload = webcrypto.call("openBox", secret=secret, box=box)["payload"]
     assert json.loads(payload) == {"graph": "g:team", "keyring": ring.to_wire()}
-    node_box = webcrypto.call("sealBox", secret=secret, payload={"graph": "g:team", "keyring": ring.to_wire()})
+    node_box = webcrypto.call(
+        "sealBox", secret=secret, payload={"graph": "g:team", "keyring": ring.to_wire()}
+    )
     assert open_invite(invite, node_box["box"]) == ("g:team", ring)
     assert open_with_code(secret, node_box["box"])["graph"] == "g:team"
 
 
 def test_blob_sealed_in_simkit_opens_in_node(webcrypto):
-    nonce, ciphertext = seal_blob(GRAPH_KEY, "u:alice", "blob-1", b"\x00binary\xff", entropy=ENTROPY)
+    nonce, ciphertext = seal_blob(
+        GRAPH_KEY, "u:alice", "blob-1", b"\x00binary\xff", entropy=ENTROPY
+    )
     answer = webcrypto.call(
         "blob",
         graphKey=b64url_encode(GRAPH_KEY),
@@ -175,5 +193,7 @@ def test_blob_sealed_in_simkit_opens_in_node(webcrypto):
 
 
 def test_hkdf_with_empty_salt_matches_webcrypto(webcrypto):
-    answer = webcrypto.call("hkdf", ikm=b64url_encode(GRAPH_KEY), salt="", info=b64url_encode(b"skm-wrap-v1"), length=32)
+    answer = webcrypto.call(
+        "hkdf", ikm=b64url_encode(GRAPH_KEY), salt="", info=b64url_encode(b"skm-wrap-v1"), length=32
+    )
     assert hkdf_sha256(GRAPH_KEY, salt=b"", info=b"skm-wrap-v1") == b64url_decode(answer["okm"])

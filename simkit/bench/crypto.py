@@ -1,0 +1,55 @@
+"""The crypto floor: microseconds per construction on this machine.
+
+Every simulated record delivery costs at least one open and one verify, so these
+figures are the floor the simulator's own cost is compared with.
+"""
+
+from simkit.bench import BenchRow, per_call_us
+from simkit.protocol import (
+    DeviceKeys,
+    SeededEntropy,
+    open_record,
+    seal_record,
+    sign_record,
+    unwrap_graph_key,
+    verify_record,
+    wrap_graph_key,
+)
+from simkit.protocol.keys import verify_bytes
+from simkit.protocol.primitives import PBKDF2_ITERATIONS, pbkdf2_sha256
+from simkit.protocol.records import record_signing_bytes
+
+
+def run(quick: bool = False) -> list[BenchRow]:
+    entropy = SeededEntropy("bench-crypto")
+    device = DeviceKeys.generate(entropy)
+    graph_key = entropy.token_bytes(32)
+    record = {
+        "id": "note-1",
+        "kind": "note",
+        "data": {"title": "A typical note", "body": "x" * 200, "tags": ["a", "b"]},
+        "at": 1_700_000_000_000,
+        "by": "alice",
+    }
+    signature = sign_record(device.sign_key, "g:team", record)
+    envelope = {"v": 1, "r": record, "d": "dev-1", "s": signature}
+    n, c = seal_record(graph_key, "g:team", envelope, entropy=entropy)
+    wrapped = wrap_graph_key(graph_key, device.pub_jwk, entropy=entropy)
+    signing_bytes = record_signing_bytes("g:team", record)
+    seconds = 0.05 if quick else 0.3
+    cases = {
+        "seal": lambda: seal_record(graph_key, "g:team", envelope, entropy=entropy),
+        "open": lambda: open_record(graph_key, "g:team", "note-1", n, c),
+        "sign": lambda: sign_record(device.sign_key, "g:team", record),
+        "verify": lambda: verify_record(device.sig_jwk, "g:team", record, signature),
+        "verify (bytes only)": lambda: verify_bytes(device.sig_jwk, signing_bytes, signature),
+        "wrap": lambda: wrap_graph_key(graph_key, device.pub_jwk, entropy=entropy),
+        "unwrap": lambda: unwrap_graph_key(wrapped, device.wrap_key),
+        "pbkdf2 (310,000 iterations)": lambda: pbkdf2_sha256(
+            b"passphrase", b"0123456789abcdef", PBKDF2_ITERATIONS, 32
+        ),
+    }
+    return [
+        BenchRow("crypto", name, per_call_us(fn, min_seconds=seconds), "µs/op")
+        for name, fn in cases.items()
+    ]
