@@ -28,3 +28,8 @@ class KeyFormatError(ProtocolError):
 
 class CryptoError(ProtocolError):
     """Decryption, unwrapping or an authenticity check failed."""
+
+
+class TransportError(SimkitError):
+    """A request or its response was lost on the way: the device cannot know
+    whether the relay applied it, so it retries (spec: client rule 10)."""

@@ -17,8 +17,34 @@ class Entropy(Protocol):
         """Return ``n`` random bytes."""
         ...
 
+    def random(self) -> float:
+        """A uniform float in ``[0, 1)``."""
+        ...
 
-class SystemEntropy:
+
+class _Draws:
+    """Uniform draws built on ``token_bytes`` (shared by both sources)."""
+
+    def token_bytes(self, n: int) -> bytes:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def randbelow(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` (rejection sampling, no modulo bias)."""
+        if n <= 0:
+            raise ValueError("randbelow needs n > 0")
+        size = (n.bit_length() + 7) // 8 + 1
+        limit = (256**size // n) * n
+        while True:
+            value = int.from_bytes(self.token_bytes(size), "big")
+            if value < limit:
+                return value % n
+
+    def random(self) -> float:
+        """A uniform float in ``[0, 1)`` with 53 random bits."""
+        return (int.from_bytes(self.token_bytes(7), "big") >> 3) / 2**53
+
+
+class SystemEntropy(_Draws):
     """The operating system's CSPRNG: the default outside simulation."""
 
     def token_bytes(self, n: int) -> bytes:
@@ -28,7 +54,7 @@ class SystemEntropy:
         return self
 
 
-class SeededEntropy:
+class SeededEntropy(_Draws):
     """A deterministic byte stream: same seed and label, same bytes, any process."""
 
     def __init__(self, seed: int | bytes | str, label: str = "") -> None:
@@ -50,21 +76,6 @@ class SeededEntropy:
     def fork(self, label: str) -> "SeededEntropy":
         """An independent stream named ``label`` (not affected by draws on this one)."""
         return SeededEntropy(self._key, label)
-
-    def randbelow(self, n: int) -> int:
-        """A uniform integer in ``[0, n)`` (rejection sampling, no modulo bias)."""
-        if n <= 0:
-            raise ValueError("randbelow needs n > 0")
-        size = (n.bit_length() + 7) // 8 + 1
-        limit = (256**size // n) * n
-        while True:
-            value = int.from_bytes(self.token_bytes(size), "big")
-            if value < limit:
-                return value % n
-
-    def random(self) -> float:
-        """A uniform float in ``[0, 1)`` with 53 random bits."""
-        return (int.from_bytes(self.token_bytes(7), "big") >> 3) / 2**53
 
 
 def default_entropy(entropy: Entropy | None) -> Entropy:

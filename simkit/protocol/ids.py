@@ -38,3 +38,14 @@ def storage_key(graph_id: str, caller_id: str) -> str:
         a, b = sorted((caller_id, require_safe_id(rest, "pairwise member ID")))
         return f"d:{a}:{b}"
     raise UnsafeIdError(f"graph ID {graph_id!r} must be 'u', 'g:<groupId>' or 'd:<memberId>'")
+
+
+def graph_id_for(storage_key_: str, member_id: str) -> str:
+    """The graph ID ``member_id`` sends for a storage key (the inverse of ``storage_key``)."""
+    kind, _, rest = storage_key_.partition(":")
+    if kind == "u":
+        return "u"
+    if kind == "d":
+        a, _, b = rest.partition(":")
+        return f"d:{b if a == member_id else a}"
+    return storage_key_

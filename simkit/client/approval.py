@@ -1,0 +1,60 @@
+"""The approval gate: every wrap to another device passes through here (client rule 14).
+
+Pins are device-local and never synced, stored as ``pin:<deviceId>`` with the
+fingerprint of the key triple that was approved. The gate never throws: it
+answers "wrap" or "block" and reports why through events.
+"""
+
+import attrs
+
+from simkit.protocol.keys import device_fingerprint, self_attestation_bytes, verify_bytes
+from simkit.errors import KeyFormatError
+
+OBSERVE = "observe"
+APPROVE = "approve"
+
+UNKNOWN = "unknown"
+APPROVED = "approved"
+REJECTED = "rejected"
+CONFLICTED = "conflicted"
+
+
+@attrs.frozen
+class GateDecision:
+    wrap: bool
+    pin: str
+    event: str | None = None  # "device.pending" or "device.conflict" when one is due
+
+
+def fingerprint_of(entry: dict) -> str | None:
+    """The fingerprint of a roster/keygap entry's triple, or None if its keys are malformed."""
+    try:
+        return device_fingerprint(entry["memberId"], entry["pubJwk"], entry["sigJwk"])
+    except (KeyFormatError, KeyError, TypeError):
+        return None
+
+
+def self_sig_valid(entry: dict) -> bool:
+    """Whether the entry's selfSig verifies under its own signing key (absent: never)."""
+    fingerprint = fingerprint_of(entry)
+    self_sig = entry.get("selfSig")
+    if fingerprint is None or not isinstance(self_sig, str):
+        return False
+    return verify_bytes(entry["sigJwk"], self_attestation_bytes(fingerprint), self_sig)
+
+
+def decide(pin: dict | None, entry: dict, mode: str) -> GateDecision:
+    """Judge one handed triple against its pin.
+
+    approved + same fingerprint: wrap. approved + changed fingerprint: conflicted.
+    unknown: pending. rejected/conflicted: blocked. In ``observe`` mode every
+    decision wraps anyway; the events still report what ``approve`` would block.
+    """
+    fingerprint = fingerprint_of(entry)
+    state = pin["state"] if pin else UNKNOWN
+    if state == APPROVED and fingerprint is not None and pin["fingerprint"] == fingerprint:
+        return GateDecision(True, APPROVED)
+    if state == APPROVED:
+        return GateDecision(mode == OBSERVE, CONFLICTED, "device.conflict")
+    event = "device.pending" if state == UNKNOWN else None
+    return GateDecision(mode == OBSERVE and fingerprint is not None, state, event)

@@ -1,0 +1,36 @@
+"""What an application chooses about its devices (spec defaults in brackets)."""
+
+from collections.abc import Callable
+
+import attrs
+
+from simkit.client.approval import APPROVE, OBSERVE
+from simkit.client.schemas import Registry
+from simkit.client.transport import Backoff
+
+MAX_BATCH_OPS = 200
+MAX_BATCH_BYTES = 8 * 1024 * 1024
+PULL_LIMIT = 500
+
+
+@attrs.frozen
+class AppConfig:
+    registry: Registry = attrs.Factory(Registry)
+    verify_signatures: bool = True  # [on]; an app may opt out of authorship checks
+    send_metadata: bool = False  # [off]; send k and sh on push
+    shard_of: Callable[[dict], str | None] | None = None  # opaque shard label of a record
+    approval_mode: str = attrs.field(
+        default=OBSERVE, validator=attrs.validators.in_((OBSERVE, APPROVE))
+    )
+    auto_grant: bool = True  # [on]; fill key gaps of approved devices while syncing
+    auto_rotate: bool = True  # rotate a graph whose rotationRequired is set, when permitted
+    log_verification: bool = True  # [on]
+    backoff: Backoff = attrs.Factory(Backoff)
+    push_debounce_s: float = 0.25  # [250 ms]
+    poll_interval_s: float = 5.0
+    max_batch_ops: int = attrs.field(
+        default=MAX_BATCH_OPS, validator=attrs.validators.le(MAX_BATCH_OPS)
+    )
+    max_batch_bytes: int = attrs.field(
+        default=MAX_BATCH_BYTES, validator=attrs.validators.le(MAX_BATCH_BYTES)
+    )

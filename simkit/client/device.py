@@ -1,0 +1,424 @@
+"""A device: one machine's keys, member, plaintext store, keyrings, cursors, pins,
+queue of pending writes, status and events.
+
+It reaches the relay only through an injected transport, reads time only from
+its own clock and randomness only from its entropy source. Everything a real
+device would persist lives in its ``LocalStore``, committed after each queued
+write and each applied batch, so a crash at any await point loses nothing the
+application was told was written.
+
+Tables of the store (docs/client.md): ``meta`` (identity, keys, last stamp,
+skew), ``graphs`` (graph ID -> storage key, epochs), ``subs`` (subscriptions),
+``cursor``, ``keyring``, ``pin`` (``pin:<deviceId>``), ``log`` (log verification),
+``records:<sk>``, ``queue:<sk>``, ``refused:<sk>``.
+"""
+
+import json
+
+from simkit.client import keyops, sync
+from simkit.client.approval import APPROVED, OBSERVE, REJECTED, fingerprint_of
+from simkit.client.clock import Clock
+from simkit.client.config import AppConfig
+from simkit.client.events import ClientEvent, GraphStatus
+from simkit.client.logverify import ALARM, OFF, OK, UNVERIFIED, LogState
+from simkit.client.store import LocalStore
+from simkit.client.transport import RelayUnavailable, Transport, send_with_retries
+from simkit.errors import ProtocolError, SimkitError
+from simkit.protocol.entropy import Entropy
+from simkit.protocol.ids import graph_id_for, require_safe_id, storage_key
+from simkit.protocol.keyring import (
+    Keyring,
+    make_invite,
+    make_recovery_bundle,
+    open_invite,
+    open_recovery_bundle,
+)
+from simkit.protocol.keys import DeviceKeys, pairing_code
+from simkit.relay import Request, Response
+
+
+class DeviceError(SimkitError):
+    """A device call that the application must handle (a refused ceremony, a bad write)."""
+
+
+def subscription_key(graph_id: str, kinds: tuple[str, ...], shards: tuple[str, ...]) -> str:
+    if not kinds and not shards:
+        return graph_id
+    return f"{graph_id}|k={','.join(kinds)}|s={','.join(shards)}"
+
+
+class Device:
+    def __init__(
+        self,
+        store: LocalStore,
+        transport: Transport,
+        clock: Clock,
+        entropy: Entropy,
+        config: AppConfig | None = None,
+        on_event=None,
+    ) -> None:
+        """Boot a device from its store. ``entropy`` must be fresh for this boot:
+        replaying a stream after a restart would reuse AES-GCM nonces."""
+        meta = store.get("meta", "device")
+        if meta is None:
+            raise DeviceError("the store holds no device identity: use Device.create")
+        self.store = store
+        self.transport = transport
+        self.clock = clock
+        self.entropy = entropy
+        self.config = config or AppConfig()
+        self.on_event = on_event
+        self.member_id: str = meta["memberId"]
+        self.device_id: str = meta["deviceId"]
+        self.keys = DeviceKeys.from_json(meta["keys"])
+        self.events: list[ClientEvent] = []
+        self.last_error: str | None = None
+        self.readonly: set[str] = set()
+        self._booted = False
+        self._rosters: dict[str, dict[str, dict]] = {}
+        self._selfsig_checked: set[str] = set()
+
+    # -- construction -----------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        member_id: str,
+        device_id: str,
+        transport: Transport,
+        clock: Clock,
+        entropy: Entropy,
+        config: AppConfig | None = None,
+        on_event=None,
+    ) -> "Device":
+        """A new device with fresh keypairs (nothing is sent until ``register``)."""
+        require_safe_id(member_id, "member ID")
+        require_safe_id(device_id, "device ID")
+        store = LocalStore()
+        keys = DeviceKeys.generate(entropy)
+        store.put(
+            "meta",
+            "device",
+            {"memberId": member_id, "deviceId": device_id, "keys": keys.to_json()},
+        )
+        store.commit()
+        return cls(store, transport, clock, entropy, config, on_event)
+
+    @classmethod
+    def restore(cls, snapshot: dict, transport, clock, entropy, config=None, on_event=None):
+        """Restart from a durable snapshot (what survived a crash)."""
+        durable = {table: dict(rows) for table, rows in snapshot.items()}
+        return cls(LocalStore(durable), transport, clock, entropy, config, on_event)
+
+    def snapshot(self) -> dict:
+        """The durable state: everything a real device keeps across a crash."""
+        return self.store.durable()
+
+    # -- identity ---------------------------------------------------------------------
+
+    @property
+    def fingerprint(self) -> str:
+        return self.keys.fingerprint(self.member_id)
+
+    def pairing_code(self) -> str:
+        """The code this device shows a human during linking."""
+        return pairing_code(self.fingerprint)
+
+    def pairing_code_of(self, device_id: str) -> str | None:
+        """The code a holder shows for another device, from its last-seen key triple."""
+        entry = self.store.get("seen", device_id)
+        fp = fingerprint_of(entry) if entry else None
+        return pairing_code(fp) if fp else None
+
+    def registration(self, label: str | None = None) -> dict:
+        body = {
+            "pubJwk": self.keys.pub_jwk,
+            "sigJwk": self.keys.sig_jwk,
+            "selfSig": self.keys.self_sig(self.member_id),
+        }
+        if label is not None:
+            body["label"] = label
+        return body
+
+    async def register(self, label: str | None = None) -> bool:
+        """PUT /devices/:id with both keys and selfSig. Returns ``fresh``."""
+        response = await self.request("PUT", f"/devices/{self.device_id}", self.registration(label))
+        if response.status != 200:
+            raise DeviceError(f"registration refused: {response.status} {response.body!r}")
+        return bool(response.json()["fresh"])
+
+    # -- graphs, subscriptions, keyrings --------------------------------------------
+
+    def storage_key(self, graph_id: str) -> str:
+        return storage_key(graph_id, self.member_id)
+
+    def subscribe(self, graph_id: str, kinds=(), shards=()) -> str:
+        """Follow a graph, unfiltered or filtered by kinds and shards (own cursor each)."""
+        sk = self.storage_key(graph_id)
+        kinds, shards = tuple(sorted(kinds)), tuple(sorted(shards))
+        key = subscription_key(graph_id, kinds, shards)
+        if self.store.get("subs", key) is None:
+            self.store.put(
+                "subs", key, {"graph": graph_id, "kinds": list(kinds), "shards": list(shards)}
+            )
+            self.store.put("graphs", graph_id, self.store.get("graphs", graph_id) or {"sk": sk})
+            self.store.commit()
+        return key
+
+    def graphs(self) -> list[str]:
+        return sorted(self.store.rows("graphs"))
+
+    def subscriptions(self, graph_id: str) -> list[tuple[str, dict]]:
+        return [
+            (k, s) for k, s in sorted(self.store.rows("subs").items()) if s["graph"] == graph_id
+        ]
+
+    def unfiltered(self, graph_id: str) -> bool:
+        return self.store.get("subs", graph_id) is not None
+
+    def keyring(self, graph_id: str) -> Keyring:
+        wire = self.store.get("keyring", self.storage_key(graph_id))
+        return Keyring.from_wire(wire) if wire else Keyring()
+
+    def adopt_key(self, graph_id: str, epoch: int, key: bytes) -> None:
+        ring = self.keyring(graph_id).with_key(epoch, key)
+        self.store.put("keyring", self.storage_key(graph_id), ring.to_wire())
+
+    def relay_epoch(self, graph_id: str) -> int:
+        return (self.store.get("graphs", graph_id) or {}).get("latest", 0)
+
+    def note_epoch(self, graph_id: str, epoch: int | None) -> None:
+        """Remember the relay's epoch from an answer; it only ever moves up (rule 5)."""
+        meta = self.store.get("graphs", graph_id) or {"sk": self.storage_key(graph_id)}
+        if epoch is not None and epoch > meta.get("latest", 0):
+            self.store.put("graphs", graph_id, {**meta, "latest": epoch})
+
+    def behind(self, graph_id: str) -> bool:
+        """Behind an epoch: the relay has a newer key than this device holds (rule 5)."""
+        return self.relay_epoch(graph_id) > self.keyring(graph_id).current
+
+    # -- local records and the write path -------------------------------------------
+
+    def get(self, graph_id: str, record_id: str) -> dict | None:
+        """The record as held (tombstones included), or None."""
+        return self.store.get(f"records:{self.storage_key(graph_id)}", record_id)
+
+    def records(self, graph_id: str) -> dict[str, dict]:
+        """Every record held in a graph, tombstones included."""
+        return dict(self.store.rows(f"records:{self.storage_key(graph_id)}"))
+
+    def pending(self, graph_id: str | None = None) -> int:
+        """How many writes wait in the queue (one graph, or all)."""
+        names = [graph_id] if graph_id else self.graphs()
+        return sum(len(self.store.rows(f"queue:{self.storage_key(g)}")) for g in names)
+
+    def _stamp(self, prior_rev: float) -> int:
+        """Rule 1: at = max(now, last + 1, priorRev + 1), now corrected by the adopted skew."""
+        now = self.clock.now_ms() - self.store.get("meta", "skew", 0)
+        at = max(now, self.store.get("meta", "last", 0) + 1, int(prior_rev) + 1)
+        self.store.put("meta", "last", at)
+        return at
+
+    def put(self, graph_id: str, record_id: str, kind: str, data: dict) -> dict:
+        """Write a record locally and queue it; durable when this returns."""
+        if not self.config.registry.accepts(kind, data):
+            raise DeviceError(f"kind {kind!r} refuses this data (application schema)")
+        return self._write(graph_id, record_id, {"kind": kind, "data": data})
+
+    def delete(self, graph_id: str, record_id: str) -> dict:
+        """Write a tombstone: an empty husk that keeps syncing."""
+        held = self.get(graph_id, record_id)
+        kind = held["kind"] if held else "deleted"
+        return self._write(graph_id, record_id, {"kind": kind, "deleted": True, "data": {}})
+
+    def _write(self, graph_id: str, record_id: str, body: dict) -> dict:
+        require_safe_id(record_id, "record ID")
+        sk = self.storage_key(graph_id)
+        if self.store.get("graphs", graph_id) is None:
+            self.subscribe(graph_id)
+        held = self.get(graph_id, record_id)  # read the record being overwritten first
+        prior = held["at"] if held else 0
+        record = {"id": record_id, **body, "at": self._stamp(prior), "by": self.member_id}
+        queued = self.store.get(f"queue:{sk}", record_id)
+        self.store.put(f"records:{sk}", record_id, record)
+        self.store.put(
+            f"queue:{sk}", record_id, {"r": record, "prior": queued["prior"] if queued else prior}
+        )
+        self.store.commit()
+        return record
+
+    # -- approval pins ----------------------------------------------------------------
+
+    def pin(self, device_id: str) -> dict | None:
+        return self.store.get("pin", device_id)
+
+    def set_pin(self, device_id: str, state: str, via: str, fingerprint: str | None) -> None:
+        self.store.put("pin", device_id, {"state": state, "via": via, "fingerprint": fingerprint})
+        self.store.commit()
+
+    def approve(self, device_id: str) -> None:
+        """A human approved this device (after comparing pairing codes)."""
+        entry = self.store.get("seen", device_id)
+        if entry is None:
+            raise DeviceError(f"device {device_id!r} has not been seen in a roster or keygaps")
+        self.set_pin(device_id, APPROVED, "human", fingerprint_of(entry))
+        self.emit("device.approved", None, device=device_id, via="human")
+
+    def reject(self, device_id: str) -> None:
+        """A human refused this device: it is never wrapped to in ``approve`` mode."""
+        entry = self.store.get("seen", device_id)
+        self.set_pin(device_id, REJECTED, "human", fingerprint_of(entry) if entry else None)
+
+    def forget_device(self, device_id: str) -> None:
+        """Back to ``unknown`` (from approved, rejected or conflicted)."""
+        self.store.delete("pin", device_id)
+        self.store.commit()
+
+    def remember(self, entry: dict) -> None:
+        """Keep the last key triple seen for a device (for approval and pairing codes)."""
+        if self.store.get("seen", entry["deviceId"]) != entry:
+            self.store.put("seen", entry["deviceId"], entry)
+
+    # -- events, status ---------------------------------------------------------------
+
+    def emit(self, kind: str, graph_id: str | None, **fields) -> None:
+        event = ClientEvent(kind, graph_id, fields)
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(self, event)
+
+    def log_state(self, graph_id: str) -> LogState | None:
+        data = self.store.get("log", self.storage_key(graph_id))
+        return LogState.from_json(data) if data else None
+
+    def graph_status(self, graph_id: str) -> GraphStatus:
+        log = self.log_state(graph_id)
+        if not self.unfiltered(graph_id) or not self.config.log_verification:
+            state, anchor = OFF, None
+        else:
+            state, anchor = (log.state, log.anchored_from) if log else (UNVERIFIED, None)
+        return GraphStatus(state, anchor, self.behind(graph_id), graph_id in self.readonly)
+
+    @property
+    def linking(self) -> str:
+        """``waiting`` while a keyed graph this device follows has given it no key."""
+        waiting = any(self.relay_epoch(g) > 0 and not self.keyring(g).keys for g in self.graphs())
+        return "waiting" if waiting else "ok"
+
+    def rejected(self) -> list[dict]:
+        """Every record refused on purpose, with its reason (status.rejected)."""
+        out = []
+        for graph_id in self.graphs():
+            rows = self.store.rows(f"refused:{self.storage_key(graph_id)}")
+            out.extend(
+                {"graph": graph_id, "recordId": rid, **row} for rid, row in sorted(rows.items())
+            )
+        return out
+
+    @property
+    def status(self) -> dict:
+        return {
+            "lastError": self.last_error,
+            "rejected": self.rejected(),
+            "linking": self.linking,
+            "graphs": {g: self.graph_status(g).to_json() for g in self.graphs()},
+        }
+
+    # -- talking to the relay ---------------------------------------------------------
+
+    def headers(self) -> dict[str, str]:
+        """The credential: simkit's hosts read ``x-member``/``x-device`` (docs/client.md)."""
+        return {"x-member": self.member_id, "x-device": self.device_id}
+
+    async def request(self, method: str, path: str, body=None, query=None) -> Response:
+        """Send with the retry rule; raises RelayUnavailable when out of attempts."""
+        payload = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+        request = Request(method, path, query=query, headers=self.headers(), body=payload)
+        return await send_with_retries(
+            self.transport, request, self.clock, self.entropy.random, self.config.backoff
+        )
+
+    def refusal(self, response: Response) -> dict:
+        """The error body of a refused request (empty when it is not JSON)."""
+        try:
+            body = response.json()
+        except ProtocolError:
+            return {}
+        return body if isinstance(body, dict) else {}
+
+    # -- sync -------------------------------------------------------------------------
+
+    async def sync(self, graph_id: str | None = None) -> None:
+        """One sync run over one graph or every followed graph; ``sync.done`` after each."""
+        if not self._booted:
+            self._booted = True
+            if self.config.approval_mode == OBSERVE:
+                self.emit("linking.unenforced", None)
+        for gid in [graph_id] if graph_id else self.graphs():
+            try:
+                stats = await sync.sync_graph(self, gid)
+            except RelayUnavailable as exc:
+                self.last_error = str(exc)
+                self._relay_unreachable(gid)
+                stats = {"error": "unreachable"}
+            self.store.commit()
+            self.emit("sync.done", gid, **stats)
+
+    def _relay_unreachable(self, graph_id: str) -> None:
+        """ok -> unverified when the relay cannot be reached (alarm stays latched)."""
+        log = self.log_state(graph_id)
+        if log is not None and log.state == OK:
+            self.store.put(
+                "log", self.storage_key(graph_id), {**log.to_json(), "state": UNVERIFIED}
+            )
+
+    def alarmed(self, graph_id: str) -> bool:
+        log = self.log_state(graph_id)
+        return log is not None and log.state == ALARM
+
+    # -- ceremonies -------------------------------------------------------------------
+
+    async def bootstrap(self, graph_id: str) -> bool:
+        """Create epoch 1 of a graph (spec: Ceremonies, Bootstrap)."""
+        self.subscribe(graph_id)
+        return await keyops.mint_epoch(self, graph_id, 1)
+
+    async def rotate(self, graph_id: str) -> bool:
+        """Mint epoch latest+1 wrapped to approved active devices (spec: Rotate)."""
+        await keyops.refresh_keys(self, graph_id)
+        return await keyops.mint_epoch(self, graph_id, self.relay_epoch(graph_id) + 1)
+
+    async def revoke(self, device_id: str) -> list[str]:
+        """Revoke a device, then rotate every graph it held keys for that this device follows."""
+        return await keyops.revoke(self, device_id)
+
+    def recovery_bundle(self, passphrase: str) -> dict:
+        """A bundle of every keyring (never a device keypair)."""
+        rings = {sk: Keyring.from_wire(w) for sk, w in self.store.rows("keyring").items()}
+        return make_recovery_bundle(passphrase, rings, entropy=self.entropy)
+
+    def import_bundle(self, bundle: dict, passphrase: str) -> None:
+        """Adopt a bundle's keyrings; importing first wipes the local record store."""
+        rings = open_recovery_bundle(passphrase, bundle)
+        for prefix in ("records:", "queue:", "refused:"):
+            self.store.drop_tables(prefix)
+        for table in ("cursor", "log", "graphs", "subs"):
+            self.store.drop_tables(table)
+        for sk, ring in sorted(rings.items()):
+            graph_id = graph_id_for(sk, self.member_id)
+            self.subscribe(graph_id)
+            self.store.put("keyring", sk, ring.to_wire())
+        self.store.commit()
+
+    def invite(self, graph_id: str) -> tuple[str, dict]:
+        """An invite for a graph: the string for the invitee, the box for the host."""
+        return make_invite(graph_id, self.keyring(graph_id), entropy=self.entropy)
+
+    def accept_invite(self, invite: str, box: dict) -> str:
+        """Adopt the keyring an invite carries and follow its graph."""
+        graph_id, ring = open_invite(invite, box)
+        self.subscribe(graph_id)
+        for epoch, key in sorted(ring.keys.items()):
+            self.adopt_key(graph_id, epoch, key)
+        self.store.commit()
+        return graph_id

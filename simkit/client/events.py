@@ -1,0 +1,47 @@
+"""Client events and status (spec: Events, client-side events; status fields).
+
+Payloads beyond what the spec names are decided in docs/client.md.
+"""
+
+import attrs
+
+EVENT_KINDS = (
+    "record.rejected",
+    "keys.behind",
+    "keys.unopenable",
+    "device.pending",
+    "device.conflict",
+    "linking.unenforced",
+    "policy.readonly",
+    "sync.done",
+    # simkit's own additions (docs/client.md):
+    "push.rejected",
+    "log.alarm",
+    "device.approved",
+)
+
+
+@attrs.frozen
+class ClientEvent:
+    kind: str = attrs.field(validator=attrs.validators.in_(EVENT_KINDS))
+    graph: str | None = None
+    fields: dict = attrs.Factory(dict)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "graph": self.graph, **self.fields}
+
+
+@attrs.define
+class GraphStatus:
+    """Per graph: the log-verification state, its anchor, and whether writes are held."""
+
+    log: str = "unverified"
+    log_from: int | None = None
+    behind: bool = False
+    readonly: bool = False
+
+    def to_json(self) -> dict:
+        log: dict = {"state": self.log}
+        if self.log_from is not None:
+            log["from"] = self.log_from
+        return {"log": log, "behind": self.behind, "readonly": self.readonly}

@@ -1,0 +1,167 @@
+"""Keys on the device: fetching and unwrapping, minting epochs (bootstrap, rotate),
+granting gaps (linking), revoking. Every wrap to another device goes through the
+approval gate (client rule 14).
+"""
+
+from simkit.client.approval import CONFLICTED, decide
+from simkit.errors import CryptoError
+from simkit.protocol.wrap import unwrap_graph_key, wrap_graph_key
+
+MINT_ATTEMPTS = 4  # a roster can change between reading it and posting a new epoch
+
+
+async def refresh_keys(device, graph_id: str) -> dict | None:
+    """GET keys, unwrap what is new, discard what does not open (rule 12).
+
+    Returns the answer, or None when the relay refused (the caller carries on).
+    """
+    response = await device.request("GET", f"/graphs/{graph_id}/keys")
+    if response.status != 200:
+        device.last_error = f"GET keys {graph_id}: {response.status}"
+        return None
+    answer = response.json()
+    ring = device.keyring(graph_id)
+    for wrap in answer["wraps"]:
+        epoch = wrap["epoch"]
+        if epoch in ring.keys:
+            continue
+        try:
+            key = unwrap_graph_key(wrap["wrapped"], device.keys.wrap_key)
+        except CryptoError as exc:
+            await device.request("DELETE", f"/graphs/{graph_id}/keys/{epoch}")
+            device.emit("keys.unopenable", graph_id, epoch=epoch, detail=str(exc))
+            continue
+        device.adopt_key(graph_id, epoch, key)
+        ring = device.keyring(graph_id)
+    device.note_epoch(graph_id, answer["latestEpoch"])
+    if answer.get("rotationRequired"):
+        device.store.put(
+            "graphs", graph_id, {**device.store.get("graphs", graph_id), "rotate": True}
+        )
+    device.store.commit()
+    return answer
+
+
+def gate(device, graph_id: str, entry: dict) -> bool:
+    """The approval gate: should this device's key triple receive a wrap?"""
+    if entry["deviceId"] == device.device_id:
+        return True
+    device.remember(entry)
+    pin = device.pin(entry["deviceId"])
+    decision = decide(pin, entry, device.config.approval_mode)
+    if decision.pin == CONFLICTED and (pin or {}).get("state") != CONFLICTED:
+        device.set_pin(entry["deviceId"], CONFLICTED, pin["via"], pin["fingerprint"])
+    if decision.event:
+        device.emit(decision.event, graph_id, device=entry["deviceId"], member=entry["memberId"])
+    return decision.wrap
+
+
+async def roster(device, graph_id: str) -> dict[str, dict] | None:
+    """GET devices as {deviceId: entry}; None when it cannot be fetched."""
+    response = await device.request("GET", f"/graphs/{graph_id}/devices")
+    if response.status != 200:
+        device.last_error = f"GET devices {graph_id}: {response.status}"
+        return None
+    entries = {entry["deviceId"]: entry for entry in response.json()["devices"]}
+    device._rosters[graph_id] = entries
+    return entries
+
+
+async def mint_epoch(device, graph_id: str, epoch: int) -> bool:
+    """POST a new epoch wrapped to every active device the gate lets through, the rest
+    named in ``excluding``; then read the keys back and adopt what the relay holds
+    (rule 13). Returns whether this device now holds ``epoch``."""
+    current = await roster(device, graph_id)
+    if current is None:
+        return False
+    active = [e for _, e in sorted(current.items()) if e["revokedAt"] is None]
+    key = device.entropy.token_bytes(32)
+    wraps = {}
+    excluding = []
+    for entry in active:
+        if gate(device, graph_id, entry):
+            wraps[entry["deviceId"]] = wrap_graph_key(key, entry["pubJwk"], entropy=device.entropy)
+        else:
+            excluding.append(entry["deviceId"])
+    for _ in range(MINT_ATTEMPTS):
+        body = {
+            "epoch": epoch,
+            "wraps": [{"deviceId": d, "wrapped": w} for d, w in wraps.items()],
+            "excluding": excluding,
+        }
+        response = await device.request("POST", f"/graphs/{graph_id}/keys", body)
+        if response.status == 200:
+            break
+        refusal = device.refusal(response)
+        code = refusal.get("error")
+        if code in ("not-a-member-device", "invalid-exclusion"):
+            strangers = set(refusal.get("devices", []))  # departed members' devices
+            wraps = {d: w for d, w in wraps.items() if d not in strangers}
+            excluding = [d for d in excluding if d not in strangers]
+        elif code == "incomplete-rotation":
+            fresh = await roster(device, graph_id)
+            for device_id in refusal.get("missing", []):
+                entry = (fresh or {}).get(device_id)
+                if entry and gate(device, graph_id, entry):
+                    wraps[device_id] = wrap_graph_key(key, entry["pubJwk"], entropy=device.entropy)
+                else:
+                    excluding.append(device_id)
+        else:
+            if code == "not-permitted":
+                device.emit("policy.readonly", graph_id, need=refusal.get("need"))
+            device.last_error = f"POST keys {graph_id} epoch {epoch}: {response.status} {code}"
+            await refresh_keys(device, graph_id)
+            return False
+    else:
+        device.last_error = f"POST keys {graph_id} epoch {epoch}: gave up after {MINT_ATTEMPTS}"
+        return False
+    await refresh_keys(device, graph_id)  # adopt what the relay holds, not what was sent
+    meta = device.store.get("graphs", graph_id)
+    device.store.put("graphs", graph_id, {k: v for k, v in meta.items() if k != "rotate"})
+    device.store.commit()
+    return epoch in device.keyring(graph_id).keys
+
+
+async def grant_gaps(device, graph_id: str) -> int:
+    """Linking, holder side: wrap each missing epoch this device holds to every gap
+    device the gate lets through. Returns the number of wraps posted."""
+    response = await device.request("GET", f"/graphs/{graph_id}/keygaps")
+    if response.status != 200:
+        return 0
+    ring = device.keyring(graph_id)
+    gaps = sorted(response.json()["gaps"], key=lambda g: g["deviceId"])
+    allowed = {g["deviceId"]: gate(device, graph_id, g) for g in gaps}
+    posted = 0
+    for epoch, key in sorted(ring.keys.items()):
+        wraps = [
+            {
+                "deviceId": g["deviceId"],
+                "wrapped": wrap_graph_key(key, g["pubJwk"], entropy=device.entropy),
+            }
+            for g in gaps
+            if epoch in g["epochs"] and allowed[g["deviceId"]]
+        ]
+        refused = [
+            g["deviceId"] for g in gaps if epoch in g["epochs"] and not allowed[g["deviceId"]]
+        ]
+        if not wraps:
+            continue
+        body = {"epoch": epoch, "wraps": wraps, "excluding": refused}
+        answer = await device.request("POST", f"/graphs/{graph_id}/keys", body)
+        if answer.status == 200:
+            posted += len(wraps)
+    return posted
+
+
+async def revoke(device, device_id: str) -> list[str]:
+    """POST revoke; then rotate each owed graph this device follows (when permitted)."""
+    response = await device.request("POST", f"/devices/{device_id}/revoke")
+    if response.status != 200:
+        refusal = device.refusal(response)
+        device.last_error = f"revoke {device_id}: {response.status} {refusal.get('error')}"
+        return []
+    owed = response.json()["rotationOwedFor"]  # graph IDs as this member sends them
+    for graph_id in sorted(owed):
+        if device.store.get("graphs", graph_id) is not None:
+            await device.rotate(graph_id)
+    return owed

@@ -1,0 +1,133 @@
+"""Log verification (spec: Log rules, Client verification, Checkpoint rules).
+
+Per graph, a device folds the relay's log into the chain over the entries present
+and checks, only up to the seq actually served to it: (1) every entry names a
+record it holds at that rev or newer, unless it refused that record on purpose;
+(2) its chain head at each checkpoint boundary equals what other devices signed
+for that boundary. Any contradiction latches ``alarm``.
+"""
+
+from collections.abc import Callable
+
+import attrs
+
+from simkit.protocol.logchain import CHECKPOINT_STRIDE, log_genesis, log_step
+
+OFF, UNVERIFIED, OK, ALARM = "off", "unverified", "ok", "alarm"
+
+
+@attrs.frozen
+class LogState:
+    """What a device persists about one graph's log."""
+
+    state: str
+    head: str
+    through: int = 0  # every entry with seq <= through has been folded
+    last_seq: int = 0  # the seq of the last entry folded (the log's head can't be below it)
+    anchored_from: int | None = None  # set when the chain starts mid-log
+    heads: dict = attrs.Factory(dict)  # boundary (str) -> head, once final
+    claims: dict = attrs.Factory(dict)  # peer device -> {"seq": boundary, "head": head}
+    published: int = 0  # the last boundary this device published
+    alarm: str | None = None
+
+    @classmethod
+    def start(cls, storage_key: str, served: int) -> "LogState":
+        """A fresh chain; anchored mid-log when records were already served without it."""
+        if served == 0:
+            return cls(UNVERIFIED, log_genesis(storage_key))
+        return cls(UNVERIFIED, f"anchor:{served}", through=served, anchored_from=served)
+
+    def to_json(self) -> dict:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "LogState":
+        return cls(**data)
+
+    def alarmed(self, why: str) -> "LogState":
+        return self if self.state == ALARM else attrs.evolve(self, state=ALARM, alarm=why)
+
+
+def fold(
+    log: LogState,
+    entries: list[dict],
+    upto: int,
+    held_rev: Callable[[str], float | None],
+    refused_rev: Callable[[str], float | None],
+) -> LogState:
+    """Fold entries with ``through < seq <= upto``; check (1) on each.
+
+    ``entries`` must hold every log entry up to ``upto`` (a complete page), so
+    boundaries up to ``upto`` become final. ``held_rev(id)`` is the rev the device
+    holds, ``refused_rev(id)`` the rev it refused on purpose (or None).
+    """
+    if log.state == ALARM:
+        return log
+    head, through, last_seq, heads = log.head, log.through, log.last_seq, dict(log.heads)
+    for entry in entries:
+        seq, record_id, rev = entry["seq"], entry["recordId"], entry["rev"]
+        if seq <= through:
+            return log.alarmed(f"log entry seq {seq} is not above {through}: entries out of order")
+        if seq > upto:
+            break
+        held, refused = held_rev(record_id), refused_rev(record_id)
+        if not ((held is not None and held >= rev) or (refused is not None and refused >= rev)):
+            return log.alarmed(
+                f"log entry seq {seq} names {record_id!r} at rev {rev}, which was never served"
+            )
+        if log.anchored_from is None:
+            heads.update(_final_boundaries(last_seq, seq - 1, head))
+        head, through, last_seq = log_step(head, seq, record_id, rev), seq, seq
+    if log.anchored_from is None:
+        heads.update(_final_boundaries(last_seq, upto, head))
+    return attrs.evolve(log, head=head, through=max(through, upto), last_seq=last_seq, heads=heads)
+
+
+def _final_boundaries(lo: int, hi: int, head: str) -> dict:
+    """Boundaries B with lo <= B <= hi (B > 0) have ``head``: it folds every entry <= B.
+
+    ``lo`` is the last folded seq, so a boundary equal to an entry's seq includes it.
+    """
+    first = max(CHECKPOINT_STRIDE, -(-lo // CHECKPOINT_STRIDE) * CHECKPOINT_STRIDE)
+    return {str(b): head for b in range(first, hi + 1, CHECKPOINT_STRIDE)}
+
+
+def with_claim(log: LogState, device_id: str, boundary: int, head: str) -> LogState:
+    """Remember a believed peer checkpoint (the latest one per peer device)."""
+    return attrs.evolve(log, claims={**log.claims, device_id: {"seq": boundary, "head": head}})
+
+
+def compare(log: LogState) -> LogState:
+    """Check (2): alarm when a peer's head differs from ours at a boundary we both have.
+
+    A chain anchored mid-log never compares heads.
+    """
+    if log.anchored_from is not None or log.state == ALARM:
+        return log
+    for device_id, claim in sorted(log.claims.items()):
+        ours = log.heads.get(str(claim["seq"]))
+        if ours is not None and ours != claim["head"]:
+            return log.alarmed(
+                f"head at boundary {claim['seq']} differs from the checkpoint of {device_id!r}"
+            )
+    return log
+
+
+def unverified(log: LogState) -> LogState:
+    """Back to ``unverified`` (relay unreachable, log route missing); alarm stays."""
+    return log if log.state == ALARM else attrs.evolve(log, state=UNVERIFIED)
+
+
+def verified(log: LogState) -> LogState:
+    """After a clean pass: ``ok``, unless anchored mid-log (never ``ok`` then)."""
+    if log.state == ALARM or log.anchored_from is not None:
+        return log
+    return attrs.evolve(log, state=OK)
+
+
+def due_checkpoint(log: LogState) -> int | None:
+    """The boundary to publish next, if the chain has reached a new one."""
+    if log.anchored_from is not None or log.state == ALARM or not log.heads:
+        return None
+    latest = max(int(b) for b in log.heads)
+    return latest if latest > log.published else None

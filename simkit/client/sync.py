@@ -1,0 +1,362 @@
+"""One sync run over one graph: keys, grants, rotation, push, pull, log verification.
+
+The order (docs/client.md): fetch keys first (a device behind an epoch holds its
+writes), fill key gaps, rotate if owed, push the queue, pull every subscription,
+then verify the log up to what was served and publish a checkpoint when due.
+"""
+
+import json
+
+import attrs
+
+from simkit.client import keyops
+from simkit.client.approval import APPROVED, fingerprint_of, self_sig_valid
+from simkit.client.logverify import (
+    ALARM,
+    LogState,
+    compare,
+    due_checkpoint,
+    fold,
+    unverified,
+    verified,
+    with_claim,
+)
+from simkit.client.receive import Opened, Refusal, check_op
+from simkit.client.schemas import CHECKPOINT_KIND
+from simkit.protocol.derived import checkpoint_record_id
+from simkit.protocol.records import seal_record, sign_record
+
+LOG_PAGE = 500
+
+
+async def sync_graph(device, graph_id: str) -> dict:
+    stats = {"pushed": 0, "pulled": 0, "refused": 0}
+    keys = await keyops.refresh_keys(device, graph_id)
+    if keys is None:
+        return stats
+    if device.config.auto_grant and device.keyring(graph_id).keys:
+        await keyops.grant_gaps(device, graph_id)
+    meta = device.store.get("graphs", graph_id) or {}
+    if meta.get("rotate") and device.config.auto_rotate and not device.behind(graph_id):
+        await device.rotate(graph_id)
+    stats["pushed"] += await push(device, graph_id)
+    roster = await keyops.roster(device, graph_id)
+    if roster is None:
+        return stats  # rule 6: defer the batch, keep the cursor
+    for sub_key, sub in device.subscriptions(graph_id):
+        pulled, refused = await pull(device, graph_id, sub_key, sub)
+        stats["pulled"] += pulled
+        stats["refused"] += refused
+    if device.unfiltered(graph_id) and device.config.log_verification:
+        await verify_log(device, graph_id)
+        if publish_checkpoint(device, graph_id):
+            stats["pushed"] += await push(device, graph_id)
+    return stats
+
+
+# -- push ------------------------------------------------------------------------------
+
+
+def _op(device, graph_id: str, sk: str, record: dict, epoch: int, key: bytes) -> dict:
+    signature = sign_record(device.keys.sign_key, sk, record)
+    envelope = {"v": 1, "r": record, "d": device.device_id, "s": signature}
+    n, c = seal_record(key, sk, envelope, entropy=device.entropy)
+    op = {"recordId": record["id"], "rev": record["at"], "e": epoch, "n": n, "c": c}
+    if device.config.send_metadata:
+        op["k"] = record["kind"]
+        shard = device.config.shard_of(record) if device.config.shard_of else None
+        if shard is not None:
+            op["sh"] = shard
+    return op
+
+
+def _batches(device, ops: list[dict]):
+    """Rule 7: at most 200 ops and 8 MiB per push."""
+    batch, size = [], 0
+    for op in ops:
+        op_size = len(json.dumps(op, separators=(",", ":"))) + 1
+        if batch and (
+            len(batch) >= device.config.max_batch_ops
+            or size + op_size > device.config.max_batch_bytes - 64
+        ):
+            yield batch
+            batch, size = [], 0
+        batch.append(op)
+        size += op_size
+    if batch:
+        yield batch
+
+
+async def push(device, graph_id: str) -> int:
+    """Push the queue unless behind an epoch; returns how many ops landed."""
+    sk = device.storage_key(graph_id)
+    queue = device.store.rows(f"queue:{sk}")
+    if not queue:
+        return 0
+    ring = device.keyring(graph_id)
+    if device.behind(graph_id) or not ring.keys:
+        device.emit("keys.behind", graph_id, held=len(queue))
+        return 0
+    epoch, key = ring.current, ring.keys[ring.current]
+    ops = [_op(device, graph_id, sk, entry["r"], epoch, key) for entry in queue.values()]
+    landed = 0
+    for batch in _batches(device, ops):
+        response = await device.request("POST", f"/graphs/{graph_id}/push", {"ops": batch})
+        if response.status != 200:
+            refusal = device.refusal(response)
+            if refusal.get("error") == "not-permitted":  # rule 11: hold, report, keep pulling
+                if graph_id not in device.readonly:
+                    device.readonly.add(graph_id)
+                    device.emit("policy.readonly", graph_id, need=refusal.get("need"))
+            else:
+                device.last_error = f"push {graph_id}: {response.status} {refusal.get('error')}"
+            return landed
+        device.readonly.discard(graph_id)
+        landed += _settle(device, graph_id, sk, batch, response.json())
+        device.store.commit()
+        if device.behind(graph_id):
+            break
+    return landed
+
+
+def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> int:
+    """Apply a push answer: drop what is settled, re-stamp after clock repair (rule 9)."""
+    device.note_epoch(graph_id, answer.get("epoch"))
+    rejected = {r["recordId"]: r["reason"] for r in answer.get("rejected", [])}
+    accepted = answer["accepted"]
+    if "rev-too-far-ahead" in rejected.values():
+        _repair_clock(device, answer["now"])
+    for op in batch:
+        record_id = op["recordId"]
+        reason = rejected.get(record_id)
+        entry = device.store.get(f"queue:{sk}", record_id)
+        if entry is None or entry["r"]["at"] != op["rev"]:
+            continue  # rewritten while the push was in flight: the new version stays queued
+        if reason == "rev-too-far-ahead":
+            _restamp(device, sk, entry)
+            continue
+        device.store.delete(f"queue:{sk}", record_id)
+        if reason is not None:
+            device.last_error = f"push {graph_id}: {record_id} rejected ({reason})"
+            device.emit("push.rejected", graph_id, recordId=record_id, reason=reason)
+    _skip_echo(device, graph_id, batch, accepted, rejected, answer["cursor"])
+    return accepted
+
+
+def _repair_clock(device, relay_now: int) -> None:
+    """Adopt the relay's now once: skew = own clock - relay now; lower the high-water mark."""
+    skew = device.clock.now_ms() - relay_now
+    device.store.put("meta", "skew", skew)
+    corrected = device.clock.now_ms() - skew
+    device.store.put("meta", "last", min(device.store.get("meta", "last", 0), corrected))
+
+
+def _restamp(device, sk: str, entry: dict) -> None:
+    record = {**entry["r"], "at": device._stamp(entry["prior"])}
+    device.store.put(f"records:{sk}", record["id"], record)
+    device.store.put(f"queue:{sk}", record["id"], {"r": record, "prior": entry["prior"]})
+
+
+def _skip_echo(device, graph_id, batch, accepted: int, rejected: dict, cursor: int) -> None:
+    """Rule 8: skip pulling our own ops back only when every op of the batch landed
+    and nothing else was written in between (the seqs follow our cursor directly)."""
+    sub_cursor = device.store.get("cursor", graph_id, 0)
+    if accepted == len(batch) and not rejected and cursor == sub_cursor + len(batch):
+        device.store.put("cursor", graph_id, cursor)
+
+
+# -- pull ------------------------------------------------------------------------------
+
+
+async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int]:
+    """Pull one subscription page by page; returns (applied, refused)."""
+    sk = device.storage_key(graph_id)
+    applied = refused = 0
+    while True:
+        cursor = device.store.get("cursor", sub_key, 0)
+        query = {"after": str(cursor), "limit": "500"}
+        if sub["kinds"]:
+            query["kinds"] = ",".join(sub["kinds"])
+        if sub["shards"]:
+            query["shards"] = ",".join(sub["shards"])
+        response = await device.request("GET", f"/graphs/{graph_id}/pull", query=query)
+        if response.status != 200:
+            device.last_error = f"pull {graph_id}: {response.status}"
+            return applied, refused
+        answer = response.json()
+        device.note_epoch(graph_id, answer.get("epoch"))
+        stopped_at = None
+        for op in answer["ops"]:
+            outcome = await _receive(device, graph_id, sk, op)
+            if outcome is None:  # rule 4: missing epoch, stop before this op
+                stopped_at = op["seq"]
+                break
+            if isinstance(outcome, Refusal):
+                refused += 1
+            else:
+                applied += 1
+            cursor = op["seq"]
+        if stopped_at is None:
+            if answer["cursor"] < cursor and sub_key == graph_id:
+                _alarm(
+                    device, graph_id, f"pull cursor went back from {cursor} to {answer['cursor']}"
+                )
+            cursor = max(cursor, answer["cursor"])
+        device.store.put("cursor", sub_key, cursor)
+        device.store.commit()  # the applied batch and its cursor become durable together
+        if stopped_at is not None or not answer["more"]:
+            return applied, refused
+
+
+async def _receive(device, graph_id: str, sk: str, op: dict):
+    """Open, check and apply one op. None means: no key for its epoch yet."""
+    key = await _key_for(device, graph_id, op.get("e"))
+    if key is None:
+        return None
+    roster = device._rosters.get(graph_id, {})
+    outcome = _check(device, sk, op, key, roster)
+    if isinstance(outcome, Refusal) and outcome.reason == "unknown-device":
+        roster = await keyops.roster(device, graph_id) or roster  # a device newer than our roster
+        outcome = _check(device, sk, op, key, roster)
+    if isinstance(outcome, Refusal):
+        device.store.put(
+            f"refused:{sk}", op["recordId"], {"rev": op["rev"], "reason": outcome.reason}
+        )
+        device.emit(
+            "record.rejected", graph_id, recordId=op["recordId"], rev=op["rev"],
+            reason=outcome.reason, detail=outcome.detail,
+        )  # fmt: skip
+        return outcome
+    _apply(device, graph_id, sk, outcome.record)
+    if outcome.device_id is not None:
+        _possession_proof(device, roster[outcome.device_id])
+        if outcome.record["kind"] == CHECKPOINT_KIND:
+            _believe_checkpoint(device, graph_id, sk, outcome, roster)
+    return outcome
+
+
+def _check(device, sk, op, key, roster):
+    return check_op(
+        op,
+        storage_key=sk,
+        graph_key=key,
+        roster=roster,
+        registry=device.config.registry,
+        verify_signatures=device.config.verify_signatures,
+    )
+
+
+async def _key_for(device, graph_id: str, epoch: int | None) -> bytes | None:
+    """The key for an op's epoch, fetching keys once if it is missing (rule 4)."""
+    ring = device.keyring(graph_id)
+    epoch = ring.current if epoch is None else epoch
+    if epoch not in ring.keys:
+        await keyops.refresh_keys(device, graph_id)
+        ring = device.keyring(graph_id)
+    return ring.keys.get(epoch)
+
+
+def _apply(device, graph_id: str, sk: str, record: dict) -> None:
+    """Rule 3: take the relay's copy when local.at <= record.at and content differs."""
+    held = device.store.get(f"records:{sk}", record["id"])
+    if held is not None and (held["at"] > record["at"] or held == record):
+        return
+    device.store.put(f"records:{sk}", record["id"], record)
+    device.store.delete(f"refused:{sk}", record["id"])
+    queued = device.store.get(f"queue:{sk}", record["id"])
+    if queued is not None and queued["r"]["at"] <= record["at"]:
+        device.store.delete(f"queue:{sk}", record["id"])  # it lost: the relay keeps the winner
+
+
+def _possession_proof(device, entry: dict) -> None:
+    """A verified record from a device, plus its valid selfSig, approves it ('possession')."""
+    device_id = entry["deviceId"]
+    if device_id == device.device_id or device_id in device._selfsig_checked:
+        return
+    device._selfsig_checked.add(device_id)
+    device.remember(entry)
+    if device.pin(device_id) is None and self_sig_valid(entry):
+        device.set_pin(device_id, APPROVED, "possession", fingerprint_of(entry))
+        device.emit("device.approved", None, device=device_id, via="possession")
+
+
+def _believe_checkpoint(device, graph_id, sk, opened: Opened, roster: dict) -> None:
+    """Believe a checkpoint only if its slot is the one derived for ``d`` and its
+    proven author owns ``d``."""
+    data = opened.record["data"]
+    claimed = data["d"]
+    epoch1 = device.keyring(graph_id).keys.get(1)
+    owner = roster.get(claimed, {}).get("memberId")
+    if claimed == device.device_id or epoch1 is None or owner != opened.record["by"]:
+        return
+    if opened.record["id"] != checkpoint_record_id(epoch1, claimed):
+        return
+    log = device.log_state(graph_id)
+    if log is None:
+        return
+    log = compare(with_claim(log, claimed, data["seq"], data["head"]))
+    _save_log(device, graph_id, log)
+
+
+# -- log verification ------------------------------------------------------------------
+
+
+def _save_log(device, graph_id: str, log: LogState) -> None:
+    before = device.log_state(graph_id)
+    device.store.put("log", device.storage_key(graph_id), log.to_json())
+    if log.state == ALARM and (before is None or before.state != ALARM):
+        device.emit("log.alarm", graph_id, reason=log.alarm)
+
+
+def _alarm(device, graph_id: str, why: str) -> None:
+    log = device.log_state(graph_id) or LogState.start(device.storage_key(graph_id), 0)
+    _save_log(device, graph_id, log.alarmed(why))
+
+
+async def verify_log(device, graph_id: str) -> None:
+    """Fold the log up to the seq served to the unfiltered subscription; check (1) and (2)."""
+    sk = device.storage_key(graph_id)
+    served = device.store.get("cursor", graph_id, 0)
+    log = device.log_state(graph_id) or LogState.start(sk, 0)
+    records, refusals = device.store.rows(f"records:{sk}"), device.store.rows(f"refused:{sk}")
+
+    def held_rev(record_id):
+        return records[record_id]["at"] if record_id in records else None
+
+    def refused_rev(record_id):
+        return refusals[record_id]["rev"] if record_id in refusals else None
+
+    while log.state != ALARM and log.through < served:
+        query = {"after": str(log.through), "limit": str(LOG_PAGE)}
+        response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
+        if response.status != 200:  # e.g. an older relay without the log route
+            _save_log(device, graph_id, unverified(log))
+            return
+        answer = response.json()
+        entries = answer["entries"]
+        if answer["head"] < log.last_seq:
+            log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
+            break
+        upto = served if not answer["more"] else min(served, entries[-1]["seq"])
+        log = fold(log, entries, upto, held_rev, refused_rev)
+        if not entries and answer["more"]:
+            break
+    log = compare(log)
+    if log.through >= served:
+        log = verified(log)
+    _save_log(device, graph_id, log)
+
+
+def publish_checkpoint(device, graph_id: str) -> bool:
+    """Queue this device's head at the newest boundary reached (docs/client.md)."""
+    log = device.log_state(graph_id)
+    epoch1 = device.keyring(graph_id).keys.get(1)
+    boundary = due_checkpoint(log) if log else None
+    if boundary is None or epoch1 is None:
+        return False
+    slot = checkpoint_record_id(epoch1, device.device_id)
+    data = {"v": 1, "d": device.device_id, "seq": boundary, "head": log.heads[str(boundary)]}
+    device._write(graph_id, slot, {"kind": CHECKPOINT_KIND, "data": data})
+    _save_log(device, graph_id, attrs.evolve(log, published=boundary))
+    device.store.commit()
+    return True

@@ -1,0 +1,68 @@
+"""How a device reaches the relay: an injected async ``send``, wrapped in the
+spec's retry rule (client rule 10).
+
+429, 5xx and lost requests are retried with jittered exponential backoff and a
+bounded number of attempts; every other answer goes back to the caller.
+"""
+
+from typing import Protocol
+
+import attrs
+
+from simkit.client.clock import Clock
+from simkit.errors import SimkitError, TransportError
+from simkit.relay import Request, Response
+
+
+class Transport(Protocol):
+    async def send(self, request: Request) -> Response: ...
+
+
+class RelayUnavailable(SimkitError):
+    """Every attempt failed with 429, 5xx or a lost request."""
+
+
+@attrs.frozen
+class Backoff:
+    """Retry schedule (docs/client.md): delay = min(cap, base * 2^attempt) * (0.5 + jitter/2)."""
+
+    attempts: int = 5
+    base_s: float = 0.5
+    cap_s: float = 30.0
+
+    def delay(self, attempt: int, unit_random: float) -> float:
+        return min(self.cap_s, self.base_s * 2**attempt) * (0.5 + unit_random / 2)
+
+
+def retryable(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+async def send_with_retries(
+    transport: Transport, request: Request, clock: Clock, random, backoff: Backoff
+) -> Response:
+    """Send, retrying what rule 10 says to retry; raise RelayUnavailable when out of attempts."""
+    last = "no attempt"
+    for attempt in range(backoff.attempts):
+        if attempt:
+            await clock.sleep(backoff.delay(attempt - 1, random()))
+        try:
+            response = await transport.send(request)
+        except TransportError as exc:
+            last = f"lost: {exc}"
+            continue
+        if not retryable(response.status):
+            return response
+        last = f"status {response.status}"
+    raise RelayUnavailable(f"{request.method} {request.path}: {backoff.attempts} attempts, {last}")
+
+
+class InProcessTransport:
+    """The relay in the same process with no network between: every request arrives
+    and is answered at once. The simulator's network replaces this with faults."""
+
+    def __init__(self, relay) -> None:
+        self.relay = relay
+
+    async def send(self, request: Request) -> Response:
+        return self.relay.handle(request)
