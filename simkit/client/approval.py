@@ -7,8 +7,8 @@ answers "wrap" or "block" and reports why through events.
 
 import attrs
 
-from simkit.protocol.keys import device_fingerprint, self_attestation_bytes, verify_bytes
 from simkit.errors import KeyFormatError
+from simkit.protocol.keys import device_fingerprint, self_attestation_bytes, verify_bytes
 
 OBSERVE = "observe"
 APPROVE = "approve"

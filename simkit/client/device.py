@@ -15,6 +15,8 @@ skew), ``graphs`` (graph ID -> storage key, epochs), ``subs`` (subscriptions),
 
 import json
 
+import trio
+
 from simkit.client import keyops, sync
 from simkit.client.approval import APPROVED, OBSERVE, REJECTED, fingerprint_of
 from simkit.client.clock import Clock
@@ -77,6 +79,8 @@ class Device:
         self._booted = False
         self._rosters: dict[str, dict[str, dict]] = {}
         self._selfsig_checked: set[str] = set()
+        self._wake = trio.Event()
+        self._written = False
 
     # -- construction -----------------------------------------------------------------
 
@@ -162,6 +166,12 @@ class Device:
                 "subs", key, {"graph": graph_id, "kinds": list(kinds), "shards": list(shards)}
             )
             self.store.put("graphs", graph_id, self.store.get("graphs", graph_id) or {"sk": sk})
+            if (
+                key == graph_id
+                and self.config.log_verification
+                and self.log_state(graph_id) is None
+            ):
+                self.store.put("log", sk, LogState.start(sk, 0).to_json())  # anchored at genesis
             self.store.commit()
         return key
 
@@ -245,6 +255,8 @@ class Device:
             f"queue:{sk}", record_id, {"r": record, "prior": queued["prior"] if queued else prior}
         )
         self.store.commit()
+        self._written = True
+        self._wake.set()
         return record
 
     # -- approval pins ----------------------------------------------------------------
@@ -330,10 +342,17 @@ class Device:
         """The credential: simkit's hosts read ``x-member``/``x-device`` (docs/client.md)."""
         return {"x-member": self.member_id, "x-device": self.device_id}
 
-    async def request(self, method: str, path: str, body=None, query=None) -> Response:
-        """Send with the retry rule; raises RelayUnavailable when out of attempts."""
-        payload = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
-        request = Request(method, path, query=query, headers=self.headers(), body=payload)
+    async def request(
+        self, method: str, path: str, body=None, query=None, raw: bytes | None = None, headers=None
+    ) -> Response:
+        """Send JSON ``body`` (or ``raw`` bytes) with the retry rule; raises
+        RelayUnavailable when out of attempts."""
+        payload = raw if raw is not None else b""
+        if body is not None:
+            payload = json.dumps(body, separators=(",", ":")).encode()
+        request = Request(
+            method, path, query=query, headers={**self.headers(), **(headers or {})}, body=payload
+        )
         return await send_with_retries(
             self.transport, request, self.clock, self.entropy.random, self.config.backoff
         )
@@ -375,6 +394,29 @@ class Device:
     def alarmed(self, graph_id: str) -> bool:
         log = self.log_state(graph_id)
         return log is not None and log.state == ALARM
+
+    def wake(self) -> None:
+        """A realtime poke (or the poll timer): sync soon."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Sync until cancelled: after a local write (once the push debounce has
+        passed), on a poke, and every poll interval. All waiting is on the device's
+        own clock."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._poll_timer)
+            while True:
+                await self._wake.wait()
+                self._wake = trio.Event()
+                if self._written:
+                    self._written = False
+                    await self.clock.sleep(self.config.push_debounce_s)
+                await self.sync()
+
+    async def _poll_timer(self) -> None:
+        while True:
+            await self.clock.sleep(self.config.poll_interval_s)
+            self.wake()
 
     # -- ceremonies -------------------------------------------------------------------
 

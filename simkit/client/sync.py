@@ -88,18 +88,28 @@ def _batches(device, ops: list[dict]):
 
 
 async def push(device, graph_id: str) -> int:
-    """Push the queue unless behind an epoch; returns how many ops landed."""
+    """Push the queue unless behind an epoch; returns how many ops landed.
+
+    Records re-stamped by a clock repair (rule 9) are pushed again in the same run.
+    """
+    landed, repaired = await _push_queue(device, graph_id)
+    if repaired:
+        landed += (await _push_queue(device, graph_id))[0]
+    return landed
+
+
+async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
     sk = device.storage_key(graph_id)
     queue = device.store.rows(f"queue:{sk}")
     if not queue:
-        return 0
+        return 0, False
     ring = device.keyring(graph_id)
     if device.behind(graph_id) or not ring.keys:
         device.emit("keys.behind", graph_id, held=len(queue))
-        return 0
+        return 0, False
     epoch, key = ring.current, ring.keys[ring.current]
     ops = [_op(device, graph_id, sk, entry["r"], epoch, key) for entry in queue.values()]
-    landed = 0
+    landed, repaired = 0, False
     for batch in _batches(device, ops):
         response = await device.request("POST", f"/graphs/{graph_id}/push", {"ops": batch})
         if response.status != 200:
@@ -110,13 +120,17 @@ async def push(device, graph_id: str) -> int:
                     device.emit("policy.readonly", graph_id, need=refusal.get("need"))
             else:
                 device.last_error = f"push {graph_id}: {response.status} {refusal.get('error')}"
-            return landed
+            return landed, False
         device.readonly.discard(graph_id)
-        landed += _settle(device, graph_id, sk, batch, response.json())
+        answer = response.json()
+        landed += _settle(device, graph_id, sk, batch, answer)
+        repaired = repaired or any(
+            r["reason"] == "rev-too-far-ahead" for r in answer.get("rejected", [])
+        )
         device.store.commit()
         if device.behind(graph_id):
             break
-    return landed
+    return landed, repaired
 
 
 def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> int:
@@ -317,7 +331,7 @@ async def verify_log(device, graph_id: str) -> None:
     """Fold the log up to the seq served to the unfiltered subscription; check (1) and (2)."""
     sk = device.storage_key(graph_id)
     served = device.store.get("cursor", graph_id, 0)
-    log = device.log_state(graph_id) or LogState.start(sk, 0)
+    log = device.log_state(graph_id) or LogState.start(sk, served)  # started late: mid-log
     records, refusals = device.store.rows(f"records:{sk}"), device.store.rows(f"refused:{sk}")
 
     def held_rev(record_id):

@@ -1,0 +1,203 @@
+"""Log verification and checkpoints (spec: Log rules, Client verification, Checkpoint
+rules, Log verification status)."""
+
+import json
+
+import attrs
+
+from simkit.client import AppConfig
+from simkit.client.schemas import CHECKPOINT_KIND
+from simkit.protocol import checkpoint_record_id
+from simkit.relay import Response
+from tests.client.world import EPOCH_MS, RecordingTransport, World, forge, virtual
+
+
+class Tampering(RecordingTransport):
+    """The honest relay behind an edit of the answers one device receives."""
+
+    def __init__(self, relay, edit) -> None:
+        super().__init__(relay)
+        self.edit = edit
+
+    async def send(self, request):
+        response = await super().send(request)
+        if response.status != 200 or not response.headers.get("content-type", "").startswith(
+            "application/json"
+        ):
+            return response
+        body = self.edit(request, response.json())
+        return attrs.evolve(response, body=json.dumps(body).encode())
+
+
+def _withhold(record_id):
+    def edit(request, body):
+        if request.path.endswith("/pull"):
+            body["ops"] = [op for op in body["ops"] if op["recordId"] != record_id]
+        return body
+
+    return edit
+
+
+async def _team(world, b1_transport=None):
+    a1 = await world.registered("alice", "a1")
+    b1 = await world.registered("bob", "b1", transport=b1_transport)
+    assert await a1.bootstrap("g:team")
+    b1.subscribe("g:team")
+    await world.sync_all()
+    return a1, b1
+
+
+@virtual
+async def test_honest_relay_log_verification_reaches_ok():
+    world = World()
+    a1, b1 = await _team(world)
+    a1.put("g:team", "n1", "note", {"t": 1})
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "ok"
+
+
+@virtual
+async def test_check1_a_log_entry_naming_a_withheld_record_latches_alarm():
+    world = World()
+    transport = Tampering(world.relay, _withhold("hidden"))
+    a1, b1 = await _team(world, transport)
+    a1.put("g:team", "hidden", "note", {"t": "withheld from bob"})
+    a1.put("g:team", "shown", "note", {"t": 2})
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "alarm"
+    alarm = [e.fields["reason"] for e in b1.events if e.kind == "log.alarm"]
+    assert len(alarm) == 1 and "'hidden'" in alarm[0]
+    transport.edit = lambda request, body: body  # the relay turns honest: alarm stays latched
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "alarm"
+
+
+@virtual
+async def test_check1_records_refused_on_purpose_do_not_raise_the_alarm():
+    world = World()
+    a1, b1 = await _team(world)
+    forge(a1, "g:team", {"id": "x", "kind": "note", "data": {}, "at": EPOCH_MS, "by": "bob"})
+    await world.sync_all()
+    assert b1.rejected()[0]["reason"] == "wrong-author"
+    assert b1.graph_status("g:team").log == "ok"
+
+
+def _fork_at(seq):
+    """Serve one device a log whose entry ``seq`` carries another rev: a divergent history."""
+
+    def edit(request, body):
+        if request.path.endswith("/log"):
+            for entry in body["entries"]:
+                if entry["seq"] == seq:
+                    entry["rev"] -= 1
+        return body
+
+    return edit
+
+
+@virtual
+async def test_check2_a_peer_checkpoint_with_another_head_at_a_boundary_latches_alarm():
+    world = World()
+    a1, b1 = await _team(world, Tampering(world.relay, _fork_at(5)))
+    for i in range(70):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await world.sync_all()
+    assert a1.log_state("g:team").published == 64
+    assert b1.graph_status("g:team").log == "alarm"
+    assert "boundary 64" in b1.log_state("g:team").alarm
+
+
+@virtual
+async def test_honest_checkpoints_agree_and_are_published_every_64_seqs():
+    world = World()
+    a1, b1 = await _team(world)
+    for i in range(140):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await world.sync_all()
+    assert a1.log_state("g:team").published == 128
+    assert b1.log_state("g:team").claims["a1"]["seq"] == 128
+    assert a1.graph_status("g:team").log == b1.graph_status("g:team").log == "ok"
+
+
+@virtual
+async def test_a_checkpoint_in_a_slot_not_derived_for_its_device_is_not_believed():
+    world = World()
+    a1, b1 = await _team(world)
+    for i in range(70):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await world.sync_all()
+    bogus = {"v": 1, "d": "a1", "seq": 64, "head": "A" * 43}
+    forge(a1, "g:team", {"id": "wrong-slot", "kind": CHECKPOINT_KIND, "data": bogus,
+                         "at": EPOCH_MS + 99, "by": "alice"})  # fmt: skip
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "ok"
+
+
+@virtual
+async def test_a_checkpoint_whose_author_does_not_own_its_device_is_not_believed():
+    world = World()
+    a1, b1 = await _team(world)
+    for i in range(70):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await world.sync_all()
+    c1 = await world.registered("carol", "c1")
+    c1.subscribe("g:team")
+    await world.sync_all()
+    slot = checkpoint_record_id(a1.keyring("g:team").keys[1], "a1")
+    bogus = {"v": 1, "d": "a1", "seq": 64, "head": "A" * 43}
+    forge(c1, "g:team", {"id": slot, "kind": CHECKPOINT_KIND, "data": bogus,
+                         "at": EPOCH_MS + 10**6, "by": "carol"})  # fmt: skip
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "ok"
+
+
+@virtual
+async def test_a_relay_without_the_log_route_leaves_the_status_unverified_not_alarm():
+    world = World()
+
+    def no_log(request):
+        if request.path.endswith("/log"):
+            return Response(404, {"content-type": "application/json"}, b'{"error":"not-found"}')
+        return None
+
+    a1, b1 = await _team(world)
+    b1.transport.fail = no_log
+    a1.put("g:team", "n1", "note", {"t": 1})
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "unverified"
+
+
+@virtual
+async def test_a_chain_started_mid_log_folds_forward_but_never_reports_ok_or_publishes():
+    world = World()
+    a1 = await world.registered("alice", "a1")
+    b1 = await world.registered("bob", "b1", config=AppConfig(log_verification=False))
+    assert await a1.bootstrap("g:team")
+    b1.subscribe("g:team")
+    for i in range(10):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await world.sync_all()
+    b1.config = AppConfig(log_verification=True)
+    for i in range(80):
+        a1.put("g:team", f"m{i}", "note", {"i": i})
+    await world.sync_all()
+    status = b1.graph_status("g:team")
+    assert status.log == "unverified" and status.log_from == 91  # served when it started
+    assert b1.status["graphs"]["g:team"]["log"] == {"state": "unverified", "from": 91}
+    for i in range(80):
+        a1.put("g:team", f"k{i}", "note", {"i": i})
+    await world.sync_all()
+    log = b1.log_state("g:team")
+    assert log.through > 91 + 64 and log.state == "unverified"  # folds forward
+    assert log.published == 0 and not log.heads  # never publishes, never compares
+
+
+@virtual
+async def test_only_filtered_subscriptions_give_log_status_off():
+    world = World()
+    a1 = await world.registered("alice", "a1")
+    b1 = await world.registered("bob", "b1")
+    assert await a1.bootstrap("g:team")
+    b1.subscribe("g:team", kinds=["task"])
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "off"

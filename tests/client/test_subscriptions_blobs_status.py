@@ -1,0 +1,106 @@
+"""Filtered subscriptions, blobs, status and events, and multi-device convergence."""
+
+import trio
+
+from simkit.client import AppConfig
+from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
+from tests.client.world import World, virtual
+
+META = AppConfig(send_metadata=True, shard_of=lambda r: r["data"].get("shard"))
+
+
+async def _team(world, *names, config=None):
+    devices = [await world.registered(m, d, config=config) for m, d in names]
+    assert await devices[0].bootstrap("g:team")
+    for device in devices[1:]:
+        device.subscribe("g:team")
+    await world.sync_all()
+    return devices
+
+
+@virtual
+async def test_k_and_sh_are_sent_only_when_the_app_opts_in():
+    world = World()
+    a1, _ = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1.put("g:team", "n1", "note", {"t": 1})
+    await a1.sync()
+    row = world.relay.state.graphs["g:team"].records["n1"]
+    assert row.k is None and row.sh is None
+    a1.config = META
+    a1.put("g:team", "n2", "note", {"shard": "s1"})
+    await a1.sync()
+    row = world.relay.state.graphs["g:team"].records["n2"]
+    assert (row.k, row.sh) == ("note", "s1")
+
+
+@virtual
+async def test_filtered_subscriptions_have_their_own_cursor_and_see_only_matches():
+    world = World()
+    a1 = await world.registered("alice", "a1", config=META)
+    b1 = await world.registered("bob", "b1")
+    assert await a1.bootstrap("g:team")
+    key = b1.subscribe("g:team", kinds=["task"])
+    a1.put("g:team", "t1", "task", {"x": 1})
+    a1.put("g:team", "n1", "note", {"x": 1})
+    await world.sync_all()
+    assert sorted(b1.records("g:team")) == ["t1"]
+    assert b1.store.get("cursor", key) == world.relay.state.graphs["g:team"].seq
+    b1.subscribe("g:team")  # add an unfiltered view: it starts from 0
+    await world.sync_all()
+    assert "n1" in b1.records("g:team")
+    assert b1.store.get("cursor", "g:team") >= b1.store.get("cursor", key) - 1
+
+
+@virtual
+async def test_blobs_round_trip_under_each_policy_and_the_sweeper_forgets_them():
+    world = World(members=("alice", "bob"))
+    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    answer = await upload_blob(a1, "g:team", "keep", b"retained bytes")
+    assert answer["duplicate"] is False
+    assert (await upload_blob(a1, "g:team", "keep", b"other"))["duplicate"] is True
+    assert await download_blob(b1, "g:team", "keep") == b"retained bytes"
+    await upload_blob(a1, "g:team", "hand", b"once", policy="transport")
+    assert await download_blob(b1, "g:team", "hand") == b"once"
+    assert await ack_blob(b1, "g:team", "hand") is True  # alice's upload counts as a receipt
+    assert await download_blob(b1, "g:team", "hand") is None
+    await upload_blob(a1, "g:team", "brief", b"soon gone", policy="ephemeral", ttl_ms=1_000)
+    await trio.sleep(2)
+    world.relay.sweep()
+    assert await download_blob(b1, "g:team", "brief") is None
+    assert await delete_blob(a1, "g:team", "keep")
+    assert await download_blob(b1, "g:team", "keep") is None
+
+
+@virtual
+async def test_sync_done_after_each_run_and_status_names_every_field():
+    world = World()
+    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    runs = len([e for e in b1.events if e.kind == "sync.done"])
+    a1.put("g:team", "n1", "note", {"t": 1})
+    await a1.sync()
+    await b1.sync()
+    done = [e for e in b1.events if e.kind == "sync.done"]
+    assert len(done) == runs + 1 and done[-1].fields["pulled"] >= 1
+    assert set(b1.status) == {"lastError", "rejected", "linking", "graphs"}
+    assert b1.status["graphs"]["g:team"]["log"]["state"] == "ok"
+
+
+@virtual
+async def test_three_devices_editing_one_record_concurrently_converge_on_the_lww_winner():
+    world = World()
+    devices = await _team(world, ("alice", "a1"), ("bob", "b1"), ("carol", "c1"))
+    for round_ in range(20):
+        for i, device in enumerate(devices):
+            device.clock.offset_ms = (round_ * 7 + i * 13) % 50
+            device.put("g:team", "shared", "note", {"by": device.device_id, "round": round_})
+        async with trio.open_nursery() as nursery:
+            for device in devices:
+                nursery.start_soon(device.sync)
+        await trio.sleep(0.01)
+    await world.sync_all()
+    held = [d.get("g:team", "shared") for d in devices]
+    stored = world.relay.state.graphs["g:team"].records["shared"]
+    assert held[0] == held[1] == held[2]
+    assert held[0]["at"] == stored.rev
+    assert all(d.pending() == 0 for d in devices)
+    assert all(d.graph_status("g:team").log == "ok" for d in devices)

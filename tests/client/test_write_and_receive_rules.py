@@ -1,0 +1,182 @@
+"""Client rules 1-3: stamping, tombstones, the receive path, local last-write-wins."""
+
+import pytest
+
+from simkit.client import AppConfig, DeviceError, Registry
+from tests.client.world import EPOCH_MS, World, forge, virtual
+
+
+async def _team(world, *names):
+    """Register devices (alice's a1 first) and bootstrap g:team; everyone holds epoch 1."""
+    devices = [await world.registered(member, device_id) for member, device_id in names]
+    assert await devices[0].bootstrap("g:team")
+    for device in devices[1:]:
+        device.subscribe("g:team")
+    await world.sync_all()
+    return devices
+
+
+@virtual
+async def test_rule1_stamp_is_max_of_now_last_plus_one_and_prior_rev_plus_one():
+    world = World()
+    (a1,) = await _team(world, ("alice", "a1"))
+    first = a1.put("g:team", "n1", "note", {"v": 1})
+    assert first["at"] == EPOCH_MS  # now
+    second = a1.put("g:team", "n2", "note", {"v": 1})
+    assert second["at"] == first["at"] + 1  # last + 1: the clock has not moved
+    # prior rev + 1: a record written far in the future is overwritten above it
+    a1.store.put("records:g:team", "n3", {**second, "id": "n3", "at": EPOCH_MS + 10_000})
+    third = a1.put("g:team", "n3", "note", {"v": 2})
+    assert third["at"] == EPOCH_MS + 10_001
+
+
+@virtual
+async def test_rule1_the_overwritten_record_is_read_before_stamping_on_every_device():
+    world = World()
+    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    b1.clock.offset_ms = -60_000  # bob's clock is a minute behind
+    a1.put("g:team", "n1", "note", {"by": "alice"})
+    await world.sync_all()
+    edited = b1.put("g:team", "n1", "note", {"by": "bob"})
+    assert edited["at"] == a1.get("g:team", "n1")["at"] + 1
+    await world.sync_all()
+    assert a1.get("g:team", "n1")["data"] == {"by": "bob"}
+
+
+@virtual
+async def test_rule1_tombstone_is_an_empty_husk_that_keeps_syncing():
+    world = World()
+    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1.put("g:team", "n1", "note", {"t": "x"})
+    await world.sync_all()
+    tomb = a1.delete("g:team", "n1")
+    assert tomb["deleted"] is True and tomb["data"] == {}
+    await world.sync_all()
+    assert b1.get("g:team", "n1") == tomb
+    assert "n1" in world.relay.state.graphs["g:team"].records  # the relay never deletes a row
+
+
+@virtual
+async def test_write_refused_by_the_application_schema_is_not_queued():
+    world = World()
+    config = AppConfig(registry=Registry({"note": lambda d: "t" in d}, default=None))
+    a1 = await world.registered("alice", "a1", config=config)
+    await a1.bootstrap("g:team")
+    with pytest.raises(DeviceError, match="refuses"):
+        a1.put("g:team", "n1", "note", {"other": 1})
+    assert a1.pending() == 0
+
+
+def _record(by, at, record_id="x1", **extra):
+    return {"id": record_id, "kind": "note", "data": {"t": "forged"}, "at": at, "by": by, **extra}
+
+
+@pytest.mark.parametrize(
+    ("reason", "forgery"),
+    [
+        ("shape", lambda a1, a2: dict(record=_record("alice", EPOCH_MS), slot="other")),
+        ("unknown-device", lambda a1, a2: dict(record=_record("alice", EPOCH_MS), d="ghost")),
+        (
+            "bad-signature",
+            lambda a1, a2: dict(record=_record("alice", EPOCH_MS), sign_with=a2.keys),
+        ),
+        ("wrong-author", lambda a1, a2: dict(record=_record("bob", EPOCH_MS))),
+        ("decrypt", lambda a1, a2: dict(record=_record("alice", EPOCH_MS), key=bytes(32))),
+        ("shape", lambda a1, a2: dict(record=_record("alice", EPOCH_MS), rev=EPOCH_MS - 5)),
+    ],
+)
+@virtual
+async def test_rule2_a_failing_record_is_skipped_with_its_reason_and_the_sync_goes_on(
+    reason, forgery
+):
+    world = World()
+    a1, a2, b1 = await _team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"))
+    forge(a1, "g:team", **forgery(a1, a2))
+    a1.put("g:team", "after", "note", {"t": "honest"})
+    await world.sync_all()
+    rejected = [e.fields for e in b1.events if e.kind == "record.rejected"]
+    assert [r["reason"] for r in rejected] == [reason]
+    assert b1.get("g:team", "after")["data"] == {"t": "honest"}  # never wedges the sync
+    assert b1.get("g:team", "x1") is None and b1.get("g:team", "other") is None
+    assert b1.status["rejected"][0]["reason"] == reason
+
+
+@virtual
+async def test_rule2_schema_failure_is_rejected_but_tombstones_are_exempt():
+    world = World()
+    strict = AppConfig(registry=Registry({"note": lambda d: "t" in d}, default=None))
+    a1 = await world.registered("alice", "a1")
+    b1 = await world.registered("bob", "b1", config=strict)
+    await a1.bootstrap("g:team")
+    b1.subscribe("g:team")
+    a1.put("g:team", "bad", "note", {"no-t": 1})
+    a1.put("g:team", "good", "note", {"t": 1})
+    await world.sync_all()
+    assert [e.fields["reason"] for e in b1.events if e.kind == "record.rejected"] == ["schema"]
+    a1.delete("g:team", "bad")
+    await world.sync_all()
+    assert b1.get("g:team", "bad")["deleted"] is True
+
+
+@virtual
+async def test_rule2_a_device_revoked_before_the_record_was_written_is_refused():
+    world = World()
+    a1, a2, b1 = await _team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"))
+    a2.put("g:team", "before", "note", {"t": "written while active"})
+    await world.sync_all()
+    await a1.revoke("a2")
+    revoked_at = world.relay.state.devices["a2"].revoked_at
+    # a record claiming a2 wrote it after its revocation, carried by a1
+    forge(a1, "g:team", _record("alice", revoked_at + 1), d="a2", sign_with=a2.keys)
+    await world.sync_all()
+    reasons = [e.fields["reason"] for e in b1.events if e.kind == "record.rejected"]
+    assert reasons == ["revoked-device"]
+    assert b1.get("g:team", "before")["data"] == {"t": "written while active"}
+
+
+@virtual
+async def test_rule2_unknown_record_members_are_signed_then_ignored():
+    world = World()
+    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    forge(a1, "g:team", _record("alice", EPOCH_MS, futureField={"x": 1}))
+    await world.sync_all()
+    assert b1.get("g:team", "x1")["futureField"] == {"x": 1}
+    assert not [e for e in b1.events if e.kind == "record.rejected"]
+
+
+@virtual
+async def test_rule2_opting_out_of_authorship_checks_accepts_unsigned_authorship():
+    world = World()
+    a1 = await world.registered("alice", "a1")
+    b1 = await world.registered("bob", "b1", config=AppConfig(verify_signatures=False))
+    await a1.bootstrap("g:team")
+    b1.subscribe("g:team")
+    await world.sync_all()
+    forge(a1, "g:team", _record("alice", EPOCH_MS), d="ghost")
+    await world.sync_all()
+    assert b1.get("g:team", "x1") is not None
+
+
+@virtual
+async def test_rule3_local_lww_takes_the_relay_copy_when_local_at_is_not_greater():
+    world = World()
+    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    b1.clock.offset_ms = 5_000
+    a1.put("g:team", "n1", "note", {"from": "alice"})
+    b1.put("g:team", "n1", "note", {"from": "bob"})  # later stamp: bob wins
+    await world.sync_all()
+    assert a1.get("g:team", "n1")["data"] == {"from": "bob"}
+    assert b1.get("g:team", "n1")["data"] == {"from": "bob"}
+    assert a1.pending() == b1.pending() == 0
+
+
+@virtual
+async def test_rule3_equal_revisions_converge_on_the_first_the_relay_kept():
+    world = World()
+    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1.put("g:team", "n1", "note", {"from": "alice"})
+    b1.put("g:team", "n1", "note", {"from": "bob"})
+    assert a1.get("g:team", "n1")["at"] == b1.get("g:team", "n1")["at"]
+    await a1.sync()  # alice's push reaches the relay first
+    await world.sync_all()
+    assert a1.get("g:team", "n1")["data"] == b1.get("g:team", "n1")["data"] == {"from": "alice"}
