@@ -148,7 +148,7 @@ async def test_invite_carries_the_keyring_and_only_the_door_code_leaves_the_devi
     a1.put("g:team", "n1", "note", {"t": "welcome"})
     await a1.sync()
     invite, box = a1.invite("g:team")
-    door, secret = invite.split(".")
+    _door, secret = invite.split(".")
     assert secret not in str(box)
     world.host.join("team", "carol")
     c1 = await world.registered("carol", "c1")

@@ -72,7 +72,7 @@ def _run(crash_at: int, after: bool):
 
 def _reference():
     """The outcome and request count of the same run with no crash."""
-    world, a1, b1, acknowledged, crashed, requests = _run(-1, False)
+    _world, a1, _b1, _acknowledged, crashed, requests = _run(-1, False)
     assert not crashed
     return {rid: r["data"] for rid, r in a1.records("g:team").items()}, requests
 

@@ -6,7 +6,7 @@ import trio
 from simkit.client import APPROVE, AppConfig
 from simkit.protocol import b64url_encode, canonical_json
 from simkit.relay import Request
-from tests.client.world import EPOCH_MS, RecordingTransport, World, lost, unavailable, virtual
+from tests.client.world import EPOCH_MS, World, lost, unavailable, virtual
 
 
 def _kinds(device, kind):
@@ -116,7 +116,7 @@ async def test_rule8_echo_skipping_only_when_every_op_of_the_batch_landed():
 @virtual
 async def test_rule9_clock_repair_adopts_the_relay_now_once_and_lowers_the_high_water_mark():
     world = World()
-    a1, b1 = await _pair(world)
+    _a1, b1 = await _pair(world)
     b1.clock.offset_ms = 60 * 60 * 1000  # bob's clock is an hour ahead
     first = b1.put("g:team", "n1", "note", {"t": 1})
     assert first["at"] >= EPOCH_MS + 3_600_000
@@ -263,7 +263,7 @@ async def test_rule14_approve_mode_wraps_only_approved_devices_and_names_the_res
 async def test_rule14_an_approved_device_whose_published_keys_change_is_conflicted():
     world = World()
     a1 = await world.registered("alice", "a1", config=AppConfig(approval_mode=APPROVE))
-    b1 = await world.registered("bob", "b1")
+    await world.registered("bob", "b1")
     await a1.bootstrap("g:team")
     a1.approve("b1")
     pin = a1.pin("b1")

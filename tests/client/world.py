@@ -7,7 +7,7 @@ import json
 import trio
 import trio.testing
 
-from simkit.client import AppConfig, Device, InProcessTransport
+from simkit.client import AppConfig, Device
 from simkit.errors import TransportError
 from simkit.protocol import SeededEntropy, b64url_encode, canonical_json, sign_record
 from simkit.protocol.primitives import aes_gcm_seal
