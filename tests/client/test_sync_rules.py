@@ -111,6 +111,8 @@ async def test_rule8_echo_skipping_only_when_every_op_of_the_batch_landed():
     a1.put("g:team", "n4", "note", {"t": 4})
     await a1.sync()  # bob wrote in between: no skipping, and bob's record arrives
     assert a1.get("g:team", "n3") is not None
+    last_run = [e.fields for e in a1.events if e.kind == "sync.done"][-1]
+    assert last_run["pulled"] == 2  # bob's n3 and, not skipped, alice's own n4
 
 
 @virtual
