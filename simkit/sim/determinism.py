@@ -1,0 +1,79 @@
+"""One seed decides Trio's scheduling too (ARCHITECTURE.md, determinism rule 4).
+
+Trio shuffles each batch of runnable tasks with a module-level ``random.Random``
+(``trio._core._run._r``). For Hypothesis, Trio also has a switch,
+``_ALLOW_DETERMINISTIC_SCHEDULING``: when it is on, every batch is first sorted by
+task creation order and then shuffled with ``_r``. pytest-trio turns the switch on
+and hands ``_r`` to Hypothesis to seed. We use the same mechanism: turn the switch
+on, seed ``_r`` from the world's seed, and put both back afterwards.
+"""
+
+import contextlib
+import random
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
+
+import trio
+import trio.testing
+
+from simkit.errors import SimkitError
+from simkit.protocol.entropy import SeededEntropy
+
+T = TypeVar("T")
+Seed = int | bytes | str
+
+_FLAG = "_ALLOW_DETERMINISTIC_SCHEDULING"
+
+
+class DeterminismUnavailable(SimkitError):
+    """This Trio lacks the deterministic-scheduling hooks that simkit relies on."""
+
+
+def _trio_run_module():
+    """Trio's run loop module, checked for the two hooks we drive."""
+    from trio._core import _run
+
+    if not hasattr(_run, _FLAG) or not isinstance(getattr(_run, "_r", None), random.Random):
+        raise DeterminismUnavailable(
+            f"trio {trio.__version__} has no trio._core._run.{_FLAG} and _r "
+            "(the hooks Trio provides for Hypothesis); simkit cannot make its "
+            "scheduler deterministic with this version"
+        )
+    return _run
+
+
+def scheduler_seed(seed: Seed) -> int:
+    """The integer that seeds Trio's scheduler: a labelled fork of the world's seed,
+    so it never correlates with the draws a world makes from the same seed."""
+    return int.from_bytes(SeededEntropy(seed).fork("trio-scheduler").token_bytes(32), "big")
+
+
+@contextlib.contextmanager
+def deterministic_trio(seed: Seed) -> Iterator[None]:
+    """Within this block, every ``trio.run`` schedules tasks as a function of ``seed``.
+
+    Restores Trio's switch and the state of ``_r`` on exit, so nesting this (or
+    running under Hypothesis, which also seeds ``_r``) leaves no trace behind.
+    """
+    run = _trio_run_module()
+    previous_flag = getattr(run, _FLAG)
+    previous_state = run._r.getstate()
+    # Touching Trio's private scheduler RNG is the documented Hypothesis mechanism.
+    setattr(run, _FLAG, True)
+    run._r.seed(scheduler_seed(seed))
+    try:
+        yield
+    finally:
+        setattr(run, _FLAG, previous_flag)
+        run._r.setstate(previous_state)
+
+
+def run_virtual(async_fn: Callable[..., Awaitable[T]], *args: object, seed: Seed) -> T:
+    """``trio.run(async_fn, *args)`` under virtual time, scheduled from ``seed``.
+
+    The clock is ``MockClock(autojump_threshold=0)``: it starts at 0 and jumps to
+    the next deadline whenever every task is blocked, so a simulated day costs only
+    the work done in it.
+    """
+    with deterministic_trio(seed):
+        return trio.run(async_fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))

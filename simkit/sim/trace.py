@@ -1,0 +1,132 @@
+"""The trace: what happened in a world, in order, as data that invariants, reports
+and replay read.
+
+Every event has the same six members (``seq``, virtual time ``t``, ``kind``,
+``actor``, the actor's own clock reading ``clock_ms``, and free ``fields``) and is
+serialised as one canonicalJson line. The trace hash is SHA-256 over those lines,
+so it equals the SHA-256 of the JSON Lines dump, and it is a pure function of the
+events: canonicalJson sorts keys, and refuses sets, whose order differs per process.
+
+``emit`` is on the hot path, so it only appends; lines are encoded when something
+asks for the hash or a dump, and each line is hashed once.
+"""
+
+import hashlib
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import attrs
+import trio
+
+from simkit.errors import EncodingError, SimkitError
+from simkit.protocol.canonical import canonical_json, parse_json
+
+KINDS = frozenset({"request", "response", "delivery", "fault", "crash", "event", "check"})
+"""request/response: a device's side of an exchange; delivery: a message reached the
+relay (or a poke reached a device); fault: something the network or a fault schedule
+did; crash: a crash or restart; event: a client or relay event; check: an invariant."""
+
+_MEMBERS = ("seq", "t", "kind", "actor", "clock_ms", "fields")
+
+
+class TraceError(SimkitError, ValueError):
+    """An event the trace cannot record (an unknown kind)."""
+
+
+@attrs.frozen
+class TraceEvent:
+    """One event. ``t`` is virtual seconds (rounded to microseconds); ``clock_ms`` is
+    the actor's own wall clock, or None for an actor without one (the network)."""
+
+    seq: int
+    t: float
+    kind: str
+    actor: str
+    clock_ms: int | None
+    fields: dict[str, object]
+
+    def to_data(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in _MEMBERS}
+
+    def line(self) -> bytes:
+        """The canonical JSON line that the dump holds and the hash covers."""
+        try:
+            return canonical_json(self.to_data()) + b"\n"
+        except EncodingError as exc:
+            raise EncodingError(
+                f"trace event {self.seq} ({self.kind} by {self.actor}): {exc}"
+            ) from None
+
+    @classmethod
+    def from_data(cls, data: object, seq: int) -> "TraceEvent":
+        if not isinstance(data, dict) or sorted(data) != sorted(_MEMBERS):
+            raise EncodingError(f"trace line {seq + 1}: expected an object with {_MEMBERS}")
+        if data["seq"] != seq or not isinstance(data["fields"], dict):
+            raise EncodingError(f"trace line {seq + 1}: seq must be {seq}, fields an object")
+        return cls(**data)
+
+
+class Trace:
+    """An append-only sequence of events, stamped with virtual time and clocks.
+
+    ``now`` is Trio's clock by default; an actor's clock reading comes from the
+    reader given to ``register_clock``.
+    """
+
+    def __init__(self, now: Callable[[], float] = trio.current_time) -> None:
+        self._now = now
+        self._events: list[TraceEvent] = []
+        self._clocks: dict[str, Callable[[], int]] = {}
+        self._hasher = hashlib.sha256()
+        self._hashed = 0
+
+    def register_clock(self, actor: str, now_ms: Callable[[], int]) -> None:
+        """Stamp ``actor``'s events with its own clock reading from now on."""
+        self._clocks[actor] = now_ms
+
+    def emit(self, kind: str, actor: str, /, **fields: object) -> TraceEvent:
+        """Append an event. ``fields`` must be JSON values the caller does not mutate later."""
+        if kind not in KINDS:
+            raise TraceError(f"unknown trace event kind {kind!r}; kinds are {sorted(KINDS)}")
+        clock = self._clocks.get(actor)
+        event = TraceEvent(
+            len(self._events),
+            round(self._now(), 6),
+            kind,
+            actor,
+            None if clock is None else clock(),
+            fields,
+        )
+        self._events.append(event)
+        return event
+
+    def __iter__(self) -> Iterator[TraceEvent]:
+        return iter(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __getitem__(self, seq: int) -> TraceEvent:
+        return self._events[seq]
+
+    def trace_hash(self) -> str:
+        """Hex SHA-256 over every event's line so far (only new events are encoded)."""
+        for event in itertools.islice(self._events, self._hashed, None):
+            self._hasher.update(event.line())
+        self._hashed = len(self._events)
+        return self._hasher.hexdigest()
+
+    def dump(self, path: str | Path) -> None:
+        """Write the events as JSON Lines (one canonical line each)."""
+        with open(path, "wb") as out:
+            out.writelines(event.line() for event in self._events)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Trace":
+        """Read a dump back; ``trace_hash()`` of the result equals the original's."""
+        trace = cls()
+        with open(path, "rb") as lines:
+            for seq, line in enumerate(lines):
+                trace._events.append(TraceEvent.from_data(parse_json(line), seq))
+        return trace
