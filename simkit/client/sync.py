@@ -153,6 +153,11 @@ def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> 
         if reason is not None:
             device.last_error = f"push {graph_id}: {record_id} rejected ({reason})"
             device.emit("push.rejected", graph_id, recordId=record_id, reason=reason)
+    served = device.store.get("cursor", graph_id, 0)
+    if answer["cursor"] < served and device.unfiltered(graph_id):
+        _alarm(
+            device, graph_id, f"push answer cursor {answer['cursor']} is below seq {served} served"
+        )
     _skip_echo(device, graph_id, batch, accepted, rejected, answer["cursor"])
     return accepted
 

@@ -1,0 +1,342 @@
+"""The malicious relay: wrappers around the honest relay, switched on for chosen
+devices from a chosen time (docs/adversary.md says what each does, what should
+catch it, and what the protocol cannot catch).
+
+The network calls ``MaliciousRelay.handle``; with no mode on it is the honest
+relay. A mode either serves its targets from another relay (``fork``,
+``rollback``) or edits the answers its targets receive.
+"""
+
+import hashlib
+import json
+
+import attrs
+
+from simkit.errors import SimkitError
+from simkit.protocol.ids import storage_key
+from simkit.protocol.keys import DeviceKeys
+from simkit.protocol.wrap import wrap_graph_key
+from simkit.relay import Poke, Relay, Request, Response
+from simkit.sim.clock import DEFAULT_EPOCH_MS, relay_clock
+
+MODES = (
+    "fork",
+    "rollback",
+    "withhold",
+    "replay",
+    "rewrite-log",
+    "reorder",
+    "substitute-keys",
+    "drop-wraps",
+    "substitute-wraps",
+    "lie-epoch",
+)
+
+
+class AdversaryError(SimkitError, ValueError):
+    """An adversary action names an unknown mode or bad parameters."""
+
+
+def _route(request: Request) -> tuple[str | None, str]:
+    """(graph ID, last path segment) of a graph route, or (None, '') otherwise."""
+    parts = request.path.strip("/").split("/")
+    if len(parts) >= 3 and parts[0] == "graphs":
+        return parts[1], parts[2]
+    return None, parts[-1] if parts else ""
+
+
+def _json(response: Response) -> dict | None:
+    if response.status != 200 or not response.headers.get("content-type", "").startswith(
+        "application/json"
+    ):
+        return None
+    body = response.json()
+    return body if isinstance(body, dict) else None
+
+
+def _with_body(response: Response, body: dict) -> Response:
+    return attrs.evolve(response, body=json.dumps(body, separators=(",", ":")).encode())
+
+
+def _chosen(record_id: str, fraction: float) -> bool:
+    """A fixed pseudo-random choice of records (no hash order, no randomness)."""
+    return hashlib.sha256(record_id.encode()).digest()[0] < 256 * fraction
+
+
+class Mode:
+    """One malicious mode; ``targets`` empty means every device."""
+
+    def __init__(self, world, action) -> None:
+        self.world, self.action, self.params = world, action, dict(action.params)
+        self.targets = frozenset(action.targets)
+
+    def aims_at(self, device_id: str | None) -> bool:
+        return not self.targets or device_id in self.targets
+
+    def relay_for(self, relay: Relay, device_id: str) -> Relay:
+        return relay
+
+    def edit(self, request: Request, device_id: str, response: Response) -> Response:
+        return response
+
+    def storage_key(self, request: Request, graph_id: str) -> str:
+        return storage_key(graph_id, request.headers.get("x-member", ""))
+
+
+class Shadow(Mode):
+    """``fork`` (from now) and ``rollback`` (from a snapshot taken at ``snapshot_at``):
+    the targets are served by a second relay whose history diverges from the honest
+    one. ``merge_at`` ends the mode: the targets meet the honest history again."""
+
+    def __init__(self, world, action, snapshot: dict) -> None:
+        super().__init__(world, action)
+        self.shadow = Relay.restore(
+            world.host, relay_clock(DEFAULT_EPOCH_MS), snapshot, on_event=self._event,
+            **world.spec.relay_settings,
+        )  # fmt: skip
+        merge_at = self.params.get("merge_at")
+        if merge_at is not None:
+            world.network.call_at(merge_at, world.adversary.switch_off, self)
+
+    def _event(self, event) -> None:
+        if isinstance(event, Poke):
+            for device_id in self.world.followers(event.graph):
+                if self.aims_at(device_id):
+                    self.world.network.poke(device_id, {"graph": event.graph})
+
+    def relay_for(self, relay: Relay, device_id: str) -> Relay:
+        return self.shadow
+
+
+class Withhold(Mode):
+    """Drop from the targets' pulls the ops other devices push after the switch
+    (a ``fraction`` of records, 1 by default); with ``log: hides`` the targets'
+    log omits them too."""
+
+    def __init__(self, world, action) -> None:
+        super().__init__(world, action)
+        self.start = {key: graph.seq for key, graph in world.relay.state.graphs.items()}
+        self.fraction = float(self.params.get("fraction", 1.0))
+        self.hide_in_log = self.params.get("log", "lists") == "hides"
+        self.others: dict[str, set[str]] = {}  # storage key -> records others pushed
+
+    def observe_push(self, request: Request, device_id: str, graph_id: str) -> None:
+        if self.aims_at(device_id):
+            return
+        try:
+            ops = [op["recordId"] for op in json.loads(request.body)["ops"]]
+        except (ValueError, KeyError, TypeError):
+            return  # the relay will refuse it as invalid
+        chosen = self.others.setdefault(self.storage_key(request, graph_id), set())
+        chosen.update(record_id for record_id in ops if _chosen(record_id, self.fraction))
+
+    def _hidden(self, key: str, record_id: str, seq: int) -> bool:
+        return seq > self.start.get(key, 0) and record_id in self.others.get(key, ())
+
+    def edit(self, request, device_id, response):
+        graph_id, what = _route(request)
+        body = _json(response)
+        if body is None or what not in ("pull", "log"):
+            return response
+        key = self.storage_key(request, graph_id)
+        if what == "pull":
+            body["ops"] = [o for o in body["ops"] if not self._hidden(key, o["recordId"], o["seq"])]
+        elif self.hide_in_log:
+            entries = [e for e in body["entries"] if not self._hidden(key, e["recordId"], e["seq"])]
+            body["entries"] = entries
+        return _with_body(response, body)
+
+
+class Replay(Mode):
+    """Serve the targets a copy of a real op in another slot (``into: slot``) or from
+    another graph (``into: graph``), next to the op it copies."""
+
+    def edit(self, request, device_id, response):
+        graph_id, what = _route(request)
+        body = _json(response)
+        if body is None or what != "pull" or not body["ops"]:
+            return response
+        first = body["ops"][0]
+        if self.params.get("into", "slot") == "graph":
+            here = self.storage_key(request, graph_id)
+            others = [g for k, g in sorted(self.world.relay.state.graphs.items()) if k != here]
+            rows = [r for g in others for _, r in sorted(g.records.items())]
+            if not rows:
+                return response
+            copy = {**rows[0].wire(), "seq": first["seq"]}
+        else:
+            copy = {**first, "recordId": f"{first['recordId'][:56]}-replay"}
+        body["ops"] = [first, copy, *body["ops"][1:]]
+        return _with_body(response, body)
+
+
+class RewriteLog(Mode):
+    """Rewrite the targets' log after the switch: ``how: rev`` lowers each new
+    entry's rev by one, ``how: drop`` drops every new entry."""
+
+    def __init__(self, world, action) -> None:
+        super().__init__(world, action)
+        self.start = {key: graph.seq for key, graph in world.relay.state.graphs.items()}
+
+    def edit(self, request, device_id, response):
+        graph_id, what = _route(request)
+        body = _json(response)
+        if body is None or what != "log":
+            return response
+        start = self.start.get(self.storage_key(request, graph_id), 0)
+        if self.params.get("how", "rev") == "drop":
+            body["entries"] = [e for e in body["entries"] if e["seq"] <= start]
+        else:
+            body["entries"] = [
+                {**e, "rev": e["rev"] - 1} if e["seq"] > start else e for e in body["entries"]
+            ]
+        return _with_body(response, body)
+
+
+class Reorder(Mode):
+    """Serve log pages (``what: log``) or pull pages (``what: pull``) in reverse order."""
+
+    def edit(self, request, device_id, response):
+        _, what = _route(request)
+        body = _json(response)
+        field = {"log": "entries", "pull": "ops"}.get(self.params.get("what", "log"))
+        if body is None or what != self.params.get("what", "log"):
+            return response
+        body[field] = list(reversed(body[field]))
+        return _with_body(response, body)
+
+
+class SubstituteKeys(Mode):
+    """Publish the relay's own keys (with a valid selfSig of its own) as ``victim``'s
+    in the targets' rosters and key gaps."""
+
+    def __init__(self, world, action) -> None:
+        super().__init__(world, action)
+        self.victim = self.params["victim"]
+        member = world.slots[self.victim].member
+        self.keys = DeviceKeys.generate(world.entropy.fork(f"adversary/keys/{self.victim}"))
+        self.fake = {
+            "pubJwk": self.keys.pub_jwk,
+            "sigJwk": self.keys.sig_jwk,
+            "selfSig": self.keys.self_sig(member),
+        }
+
+    def edit(self, request, device_id, response):
+        _, what = _route(request)
+        body = _json(response)
+        field = {"devices": "devices", "keygaps": "gaps"}.get(what)
+        if body is None or field is None:
+            return response
+        body[field] = [
+            {**e, **self.fake} if e["deviceId"] == self.victim else e for e in body[field]
+        ]
+        return _with_body(response, body)
+
+
+class DropWraps(Mode):
+    """Answer the targets' GET keys with no wraps at all."""
+
+    def edit(self, request, device_id, response):
+        graph_id, what = _route(request)
+        body = _json(response)
+        if body is None or what != "keys" or request.method != "GET":
+            return response
+        return _with_body(response, {**body, "wraps": []})
+
+
+class SubstituteWraps(Mode):
+    """Answer the targets' GET keys with wraps of a key the relay made, sealed to the
+    target's real wrapping key (any party can wrap to a public key)."""
+
+    def __init__(self, world, action) -> None:
+        super().__init__(world, action)
+        self.entropy = world.entropy.fork("adversary/wraps")
+        self.keys: dict[tuple[str, int], bytes] = {}
+
+    def edit(self, request, device_id, response):
+        graph_id, what = _route(request)
+        body = _json(response)
+        device = self.world.relay.state.devices.get(device_id)
+        if body is None or what != "keys" or request.method != "GET" or device is None:
+            return response
+        key_of = self.storage_key(request, graph_id)
+        wraps = []
+        for wrap in body["wraps"]:
+            fake = self.keys.setdefault((key_of, wrap["epoch"]), self.entropy.token_bytes(32))
+            wrapped = wrap_graph_key(fake, device.pub_jwk, entropy=self.entropy)
+            wraps.append({"epoch": wrap["epoch"], "wrapped": wrapped})
+        return _with_body(response, {**body, "wraps": wraps})
+
+
+class LieEpoch(Mode):
+    """Report an epoch ``by`` (default 1) above the real one in push and pull answers."""
+
+    def edit(self, request, device_id, response):
+        _, what = _route(request)
+        body = _json(response)
+        if body is None or what not in ("push", "pull") or "epoch" not in body:
+            return response
+        return _with_body(
+            response, {**body, "epoch": body["epoch"] + int(self.params.get("by", 1))}
+        )
+
+
+class MaliciousRelay:
+    """The relay as the network sees it: honest until a mode is switched on."""
+
+    def __init__(self, world) -> None:
+        self.world = world
+        self.modes: list[Mode] = []
+        self._snapshots: dict[float, dict] = {}
+
+    def prepare(self, schedule) -> None:
+        """Take the snapshots that ``rollback`` actions will roll back to."""
+        for action in schedule:
+            if getattr(action, "mode", None) == "rollback":
+                at = float(action.params.get("snapshot_at", 0))
+                self.world.network.call_at(at, self._capture, at)
+
+    def _capture(self, at: float) -> None:
+        self._snapshots[at] = self.world.relay.snapshot()
+
+    def switch_on(self, action) -> Mode:
+        builders = {
+            "fork": lambda: Shadow(self.world, action, self.world.relay.snapshot()),
+            "rollback": lambda: Shadow(
+                self.world, action, self._snapshots[float(action.params.get("snapshot_at", 0))]
+            ),
+            "withhold": lambda: Withhold(self.world, action),
+            "replay": lambda: Replay(self.world, action),
+            "rewrite-log": lambda: RewriteLog(self.world, action),
+            "reorder": lambda: Reorder(self.world, action),
+            "substitute-keys": lambda: SubstituteKeys(self.world, action),
+            "drop-wraps": lambda: DropWraps(self.world, action),
+            "substitute-wraps": lambda: SubstituteWraps(self.world, action),
+            "lie-epoch": lambda: LieEpoch(self.world, action),
+        }
+        if action.mode not in builders:
+            raise AdversaryError(f"unknown adversary mode {action.mode!r}; modes are {MODES}")
+        mode = builders[action.mode]()
+        self.modes.append(mode)
+        return mode
+
+    def switch_off(self, mode: Mode) -> None:
+        if mode in self.modes:
+            self.modes.remove(mode)
+            self.world.note("fault", "adversary", name="switch-off", mode=mode.action.mode)
+
+    def handle(self, request: Request) -> Response:
+        device_id = request.headers.get("x-device")
+        active = [m for m in self.modes if m.aims_at(device_id)]
+        graph_id, what = _route(request)
+        if what == "push" and request.method == "POST":
+            for mode in self.modes:
+                if isinstance(mode, Withhold):
+                    mode.observe_push(request, device_id, graph_id)
+        relay = self.world.relay
+        for mode in active:
+            relay = mode.relay_for(relay, device_id)
+        response = relay.handle(request)
+        for mode in active:
+            response = mode.edit(request, device_id, response)
+        return response

@@ -1,0 +1,141 @@
+"""Scheduled actions: faults, ceremonies and adversary switches, performed at their time."""
+
+import attrs
+
+from simkit.protocol.ids import graph_id_for
+from simkit.sim import spec as S
+
+
+def perform(world, action) -> None:
+    """Do ``action`` now (called from the network's timer at ``action.at``)."""
+    name = type(action).__name__
+    world.note("fault" if name in _FAULTS else "event", "schedule", name=name, **_fields(action))
+    handler = _HANDLERS[type(action)]
+    handler(world, action)
+
+
+_FAULTS = {"Partition", "CrashDevice", "CrashRelay", "ErrorBurst", "ClockStep", "Adversary"}
+
+
+def _fields(action) -> dict:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.asdict(action).items()}
+
+
+def _partition(world, a: S.Partition) -> None:
+    world.network.partition(a.devices, until=a.until)
+
+
+def _crash_device(world, a: S.CrashDevice) -> None:
+    world.crash(a.device)
+    if a.restart_after is not None:
+        world.network.call_at(a.at + a.restart_after, world.restart, a.device)
+
+
+def _crash_relay(world, a: S.CrashRelay) -> None:
+    world.crash_relay(a.until)
+
+
+def _error_burst(world, a: S.ErrorBurst) -> None:
+    world.network.error_window(a.status, until=a.until)
+
+
+def _clock_step(world, a: S.ClockStep) -> None:
+    """The step itself is part of the device's clock (see World._clock_for)."""
+
+
+def _link(world, a: S.LinkDevice) -> None:
+    slot = world._new_slot(a.member, a.device)
+
+    async def ceremony():
+        await slot.device.register()
+        world._subscribe(slot)
+        world._start(slot)
+
+    world.spawn(ceremony)
+
+
+def _on_device(world, device_id: str):
+    slot = world.slots.get(device_id)
+    return slot.device if slot is not None and slot.alive else None
+
+
+def _approve(world, a: S.Approve) -> None:
+    device = _on_device(world, a.by)
+    if device is not None and device.store.get("seen", a.device) is not None:
+        device.approve(a.device)
+        device.wake()
+
+
+def _reject(world, a: S.Reject) -> None:
+    device = _on_device(world, a.by)
+    if device is not None:
+        device.reject(a.device)
+
+
+def _revoke(world, a: S.Revoke) -> None:
+    device = _on_device(world, a.by)
+    if device is None:
+        return
+    world.slots[a.device].revoked = True
+
+    async def ceremony():
+        await device.revoke(a.device)
+        world.crash(a.device)  # a revoked device is gone from the fleet
+
+    world.spawn(ceremony)
+
+
+def _rotate(world, a: S.Rotate) -> None:
+    device = _on_device(world, a.by)
+    if device is not None:
+        world.spawn(device.rotate, graph_id_for(a.graph, device.member_id))
+
+
+def _recover(world, a: S.Recover) -> None:
+    source = _on_device(world, a.source)
+    if source is None:
+        return
+    bundle = source.recovery_bundle("simulated passphrase")
+    slot = world._new_slot(a.member, a.device)
+
+    async def ceremony():
+        slot.device.import_bundle(bundle, "simulated passphrase")
+        await slot.device.register()
+        world._subscribe(slot)
+        world._start(slot)
+
+    world.spawn(ceremony)
+
+
+def _join(world, a: S.Join) -> None:
+    world.host.join(a.group, a.member)
+    for slot in world._alive():
+        if slot.member == a.member:
+            world._subscribe(slot)
+            slot.device.wake()
+
+
+def _leave(world, a: S.Leave) -> None:
+    world.host.leave(a.group, a.member)
+
+
+def _adversary(world, a: S.Adversary) -> None:
+    world.adversary.switch_on(a)
+
+
+_HANDLERS = {
+    S.Partition: _partition,
+    S.CrashDevice: _crash_device,
+    S.CrashRelay: _crash_relay,
+    S.ErrorBurst: _error_burst,
+    S.ClockStep: _clock_step,
+    S.LinkDevice: _link,
+    S.Approve: _approve,
+    S.Reject: _reject,
+    S.Revoke: _revoke,
+    S.Rotate: _rotate,
+    S.Recover: _recover,
+    S.Join: _join,
+    S.Leave: _leave,
+    S.Adversary: _adversary,
+}

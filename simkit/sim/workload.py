@@ -1,0 +1,51 @@
+"""The application users: what each writer does next, drawn from its own stream."""
+
+import attrs
+
+from simkit.client import Device
+from simkit.protocol.entropy import SeededEntropy
+from simkit.protocol.ids import graph_id_for
+from simkit.sim.spec import Workload
+
+
+@attrs.frozen
+class Write:
+    """One application write: a new record, an edit, or a delete."""
+
+    graph_id: str
+    record_id: str
+    op: str  # "create" | "edit" | "delete"
+    kind: str
+    data: dict
+
+    def apply(self, device: Device) -> None:
+        if self.op == "delete":
+            device.delete(self.graph_id, self.record_id)
+        else:
+            device.put(self.graph_id, self.record_id, self.kind, self.data)
+
+    def trace_fields(self) -> dict:
+        return {"graph": self.graph_id, "recordId": self.record_id, "op": self.op}
+
+
+def next_write(
+    device: Device, graphs: list[str], w: Workload, draws: SeededEntropy, serial: int
+) -> Write | None:
+    """Pick a graph, then create, edit or delete (edits and deletes need a live record)."""
+    if not graphs:
+        return None
+    graph_id = graph_id_for(graphs[draws.randbelow(len(graphs))], device.member_id)
+    roll = draws.random()
+    live = sorted(
+        rid for rid, r in device.records(graph_id).items()
+        if not r.get("deleted") and not r["kind"].startswith("skm.")
+    )  # fmt: skip
+    kind = w.kinds[draws.randbelow(len(w.kinds))]
+    payload = {"by": device.device_id, "n": serial, "text": "x" * w.payload_bytes}
+    if live and roll < w.delete:
+        return Write(graph_id, live[draws.randbelow(len(live))], "delete", kind, {})
+    if live and roll < w.delete + w.edit:
+        record_id = live[draws.randbelow(len(live))]
+        return Write(graph_id, record_id, "edit", device.get(graph_id, record_id)["kind"], payload)
+    record_id = f"r{draws.randbelow(w.keys_per_graph)}"
+    return Write(graph_id, record_id, "create", kind, payload)

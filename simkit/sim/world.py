@@ -1,0 +1,354 @@
+"""A world: one relay and many devices as Trio tasks under virtual time.
+
+Everything that varies comes from the spec's seed: device keys and nonces, clock
+offsets and drifts, network draws, the workload, Trio's scheduling. ``run_world``
+builds the world inside a deterministic Trio run with an autojumping MockClock,
+runs the workload and the schedule for ``duration_s``, then heals every fault and
+drains until the devices settle, and returns the world with its trace.
+"""
+
+import math
+
+import attrs
+import trio
+
+from simkit.client import AppConfig, Device
+from simkit.client.approval import APPROVED
+from simkit.client.blobs import upload_blob
+from simkit.errors import SimkitError
+from simkit.protocol.entropy import SeededEntropy
+from simkit.protocol.ids import graph_id_for
+from simkit.relay import Poke, Relay, StaticHost
+from simkit.sim import spec as S
+from simkit.sim.adversary import MaliciousRelay
+from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, relay_clock
+from simkit.sim.determinism import run_virtual
+from simkit.sim.network import RELAY, Network
+from simkit.sim.schedule import perform
+from simkit.sim.trace import Trace
+from simkit.sim.workload import next_write
+
+SETTLE_POLL_S = 1.0
+
+
+@attrs.define
+class DeviceSlot:
+    """A device as the world sees it: alive or crashed, and how many times it booted."""
+
+    device_id: str
+    member: str
+    clock: DeviceClock
+    entropy: SeededEntropy
+    device: Device | None = None
+    snapshot: dict | None = None
+    boots: int = 0
+    scope: trio.CancelScope | None = None
+    revoked: bool = False
+
+    @property
+    def alive(self) -> bool:
+        return self.device is not None
+
+
+class World:
+    def __init__(self, spec: S.WorldSpec) -> None:
+        self.spec = spec
+        self.entropy = SeededEntropy(spec.seed)
+        self.trace = Trace()
+        self.host = StaticHost(
+            list(spec.devices),
+            groups={g: list(m) for g, m in spec.groups.items()},
+            capabilities={k: list(v) for k, v in spec.capabilities.items()},
+        )
+        self.config = AppConfig(approval_mode=spec.approval_mode, send_metadata=spec.send_metadata)
+        self.slots: dict[str, DeviceSlot] = {}
+        self.relay: Relay | None = None
+        self.adversary: MaliciousRelay | None = None
+        self.network: Network | None = None
+        self._nursery: trio.Nursery | None = None
+        self.settled_at: float | None = None
+        self.relay_up = True
+
+    # -- building -----------------------------------------------------------------------
+
+    def _build_relay(self) -> None:
+        self.relay = Relay(
+            self.host, relay_clock(DEFAULT_EPOCH_MS), on_event=self._relay_event,
+            **self.spec.relay_settings,
+        )  # fmt: skip
+        self.adversary = MaliciousRelay(self)
+        self.network = Network(
+            self.adversary.handle, self.spec.network, self.entropy.fork("network"), self.trace
+        )
+
+    def _clock_for(self, device_id: str) -> DeviceClock:
+        steps = [
+            ClockJump(a.at, a.step_ms)
+            for a in self.spec.schedule
+            if isinstance(a, S.ClockStep) and a.device == device_id
+        ]
+        c = self.spec.clocks
+        return DeviceClock.drawn(
+            self.entropy.fork(f"clock/{device_id}"),
+            max_offset_ms=c.max_offset_ms,
+            max_drift_ppm=c.max_drift_ppm,
+            jumps=steps,
+        )
+
+    def _new_slot(self, member: str, device_id: str) -> DeviceSlot:
+        if device_id in self.slots:
+            raise SimkitError(f"device {device_id!r} already exists in this world")
+        clock = self._clock_for(device_id)
+        slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
+        slot.device = Device.create(
+            member, device_id, self.network.transport(device_id), clock,
+            slot.entropy.fork("boot0"), self.config, self._device_event,
+        )  # fmt: skip
+        self.slots[device_id] = slot
+        self.trace.register_clock(device_id, clock.now_ms)
+        return slot
+
+    def graphs_of(self, member: str) -> list[str]:
+        """The storage keys of the spec's graphs this member belongs to now."""
+        out = []
+        for sk in self.spec.graphs:
+            kind, _, rest = sk.partition(":")
+            if (kind == "u" and rest == member) or (kind == "d" and member in rest.split(":")):
+                out.append(sk)
+            elif kind == "g" and member in self.host.group_members(rest):
+                out.append(sk)
+        return out
+
+    def followers(self, storage_key: str) -> list[str]:
+        """Alive, unrevoked devices that follow a graph, in a fixed order."""
+        return [
+            d
+            for d, slot in sorted(self.slots.items())
+            if slot.alive and not slot.revoked and storage_key in self.graphs_of(slot.member)
+        ]
+
+    def _subscribe(self, slot: DeviceSlot) -> None:
+        extra = [s for s in self.spec.subscriptions if s.device == slot.device_id]
+        only = {s.graph for s in extra if s.only}
+        for sk in self.graphs_of(slot.member):
+            graph_id = graph_id_for(sk, slot.member)
+            if sk not in only:
+                slot.device.subscribe(graph_id)
+        for sub in extra:
+            slot.device.subscribe(graph_id_for(sub.graph, slot.member), sub.kinds, sub.shards)
+
+    async def _setup(self) -> None:
+        """Register the initial fleet, have the humans approve it, bootstrap each graph."""
+        slots = [self._new_slot(m, d) for m, ids in sorted(self.spec.devices.items()) for d in ids]
+        for slot in slots:
+            await slot.device.register()
+        for slot in slots:  # the initial fleet is trusted: pins set at setup
+            for other in slots:
+                if other is not slot:
+                    slot.device.set_pin(
+                        other.device_id, APPROVED, "setup", other.device.fingerprint
+                    )
+            self._subscribe(slot)
+        for sk in self.spec.graphs:
+            creators = self.followers(sk)
+            if creators:
+                device = self.slots[creators[0]].device
+                await device.bootstrap(graph_id_for(sk, device.member_id))
+        for slot in slots:
+            await slot.device.sync()
+
+    # -- events into the trace ------------------------------------------------------------
+
+    def _device_event(self, device: Device, event) -> None:
+        self.trace.emit(
+            "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
+        )
+
+    def _relay_event(self, event) -> None:
+        fields = attrs.asdict(event, recurse=False)
+        self.trace.emit("event", RELAY, name=event.kind, **fields)
+        if isinstance(event, Poke) and self.network is not None and self.network.is_running:
+            for device_id in self.followers(event.graph):
+                self.network.poke(device_id, {"graph": event.graph})
+
+    def note(self, kind: str, actor: str, **fields) -> None:
+        """Record a fault, crash or schedule action in the trace."""
+        self.trace.emit(kind, actor, **fields)
+
+    # -- device lifecycles ----------------------------------------------------------------
+
+    def _start(self, slot: DeviceSlot) -> None:
+        self._nursery.start_soon(self._device_task, slot)
+
+    async def _device_task(self, slot: DeviceSlot) -> None:
+        with trio.CancelScope() as scope:
+            slot.scope = scope
+            pokes = self.network.subscribe(slot.device_id)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(slot.device.run)
+                async for _ in pokes:
+                    slot.device.wake()
+
+    def crash(self, device_id: str) -> None:
+        slot = self.slots[device_id]
+        if not slot.alive:
+            return
+        slot.snapshot = slot.device.snapshot()
+        slot.device = None
+        if slot.scope is not None:
+            slot.scope.cancel()
+        self.note("crash", device_id, what="device-crash")
+
+    def restart(self, device_id: str) -> None:
+        slot = self.slots[device_id]
+        if slot.alive:
+            return
+        slot.boots += 1
+        slot.device = Device.restore(
+            slot.snapshot, self.network.transport(device_id), slot.clock,
+            slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
+        )  # fmt: skip
+        self.note("crash", device_id, what="device-restart", boot=slot.boots)
+        self._subscribe(slot)
+        self._start(slot)
+
+    def crash_relay(self, until: float) -> None:
+        state = self.relay.snapshot()
+        self.network.crash_relay(until=None)
+        self.relay_up = False
+        self.note("crash", RELAY, what="relay-crash")
+        self.network.call_at(until, self._restart_relay, state)
+
+    def _restart_relay(self, state: dict) -> None:
+        self.relay = Relay.restore(
+            self.host, relay_clock(DEFAULT_EPOCH_MS), state, on_event=self._relay_event,
+            **self.spec.relay_settings,
+        )  # fmt: skip
+        self.network.restart_relay(self.adversary.handle)
+        self.relay_up = True
+        self.note("crash", RELAY, what="relay-restart")
+
+    # -- the run --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self._build_relay()
+        async with self.network.running():
+            await self._setup()
+            self.adversary.prepare(self.spec.schedule)
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                for _, slot in sorted(self.slots.items()):
+                    self._start(slot)
+                nursery.start_soon(self._sweeper)
+                for action in self.spec.schedule:
+                    self.network.call_at(action.at, perform, self, action)
+                with trio.CancelScope() as writers:
+                    async with trio.open_nursery() as writing:
+                        for device_id in self._writers():
+                            writing.start_soon(self._writer, device_id)
+                        stop = self.spec.workload.stop_at
+                        await trio.sleep(
+                            self.spec.duration_s
+                            if stop is None
+                            else min(stop, self.spec.duration_s)
+                        )
+                        writers.cancel()
+                await trio.sleep_until(self.spec.duration_s)
+                await self._quiesce()
+                nursery.cancel_scope.cancel()
+
+    async def _sweeper(self) -> None:
+        """The relay's built-in sweeper, on the relay's clock (0 disables it)."""
+        interval = self.relay.settings.sweep_interval_ms
+        while interval:
+            await trio.sleep(interval / 1000)
+            if self.relay_up:
+                self.relay.sweep_if_due()
+
+    def _writers(self) -> list[str]:
+        chosen = self.spec.workload.writers
+        return sorted(self.slots) if chosen is None else sorted(chosen)
+
+    async def _writer(self, device_id: str) -> None:
+        """One member at one device: writes, edits and deletes at random intervals."""
+        w = self.spec.workload
+        draws = self.entropy.fork(f"workload/{device_id}")
+        serial = 0
+        while True:
+            await trio.sleep(-w.interval_s * math.log1p(-draws.random()))
+            slot = self.slots[device_id]
+            if not slot.alive or slot.revoked:
+                continue
+            serial += 1
+            write = next_write(slot.device, self.graphs_of(slot.member), w, draws, serial)
+            if write is None:
+                continue
+            self.note("event", device_id, name="app.write", **write.trace_fields())
+            write.apply(slot.device)
+            if w.blobs and draws.random() < w.blobs:
+                policy = w.blob_policies[draws.randbelow(len(w.blob_policies))]
+                self._nursery.start_soon(self._upload, slot, write.graph_id, serial, policy)
+
+    async def _upload(self, slot: DeviceSlot, graph_id: str, serial: int, policy: str) -> None:
+        device = slot.device
+        if device is None or not device.keyring(graph_id).keys:
+            return
+        ttl = 60_000 if policy == "ephemeral" else None
+        blob_id = f"{slot.device_id}-b{serial}"
+        try:
+            await upload_blob(device, graph_id, blob_id, b"blob:" + blob_id.encode(), policy, ttl)
+        except SimkitError as exc:
+            self.note(
+                "event", slot.device_id, name="app.blob-failed", blob=blob_id, detail=str(exc)
+            )
+
+    def spawn(self, async_fn, *args) -> None:
+        """Run a ceremony as its own task (scheduled actions must not block the timer)."""
+        self._nursery.start_soon(async_fn, *args)
+
+    # -- quiescence -----------------------------------------------------------------------
+
+    async def _quiesce(self) -> None:
+        """Heal everything, restart whatever is down, then wait until the devices settle."""
+        self.note("fault", "world", what="heal-all")
+        self.network.heal()
+        self.network.error_window(503, until=trio.current_time())
+        for device_id, slot in sorted(self.slots.items()):
+            if not slot.alive and not slot.revoked:
+                self.restart(device_id)
+        deadline = trio.current_time() + self.spec.drain_s
+        stable = 0
+        while trio.current_time() < deadline:
+            for slot in self._alive():
+                slot.device.wake()
+            await trio.sleep(SETTLE_POLL_S * 5)
+            stable = stable + 1 if self.settled() else 0
+            if stable >= 2:
+                self.settled_at = trio.current_time()
+                break
+        self.note("check", "world", what="quiescence", settled=self.settled_at is not None)
+
+    def _alive(self) -> list[DeviceSlot]:
+        return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
+
+    def settled(self) -> bool:
+        """No queued writes, and every unfiltered view caught up with the honest relay."""
+        for slot in self._alive():
+            device = slot.device
+            if device.pending():
+                return False
+            for sk in self.graphs_of(slot.member):
+                graph = self.relay.state.graphs.get(sk)
+                gid = graph_id_for(sk, slot.member)
+                if graph is None or not device.unfiltered(gid) or not device.keyring(gid).keys:
+                    continue
+                if device.store.get("cursor", gid, 0) < graph.seq:
+                    return False
+        return True
+
+
+def run_world(spec: S.WorldSpec) -> World:
+    """Build and run a world; a pure function of the spec (and so of its seed)."""
+    world = World(spec)
+    run_virtual(world.run, seed=spec.seed)
+    return world
