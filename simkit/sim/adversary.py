@@ -237,7 +237,7 @@ class DropWraps(Mode):
     """Answer the targets' GET keys with no wraps at all."""
 
     def edit(self, request, device_id, response):
-        graph_id, what = _route(request)
+        _graph_id, what = _route(request)
         body = _json(response)
         if body is None or what != "keys" or request.method != "GET":
             return response

@@ -254,5 +254,6 @@ class WorldSpec:
             )
             if not known:
                 raise SpecError(
-                    f"graph {graph!r} must be u:<member>, g:<group> or d:<a>:<b> (a < b) of known names"
+                    f"graph {graph!r} must be u:<member>, g:<group> or d:<a>:<b> (a < b) "
+                    "of known names"
                 )

@@ -110,14 +110,13 @@ class World:
 
     def graphs_of(self, member: str) -> list[str]:
         """The storage keys of the spec's graphs this member belongs to now."""
-        out = []
-        for sk in self.spec.graphs:
-            kind, _, rest = sk.partition(":")
-            if (kind == "u" and rest == member) or (kind == "d" and member in rest.split(":")):
-                out.append(sk)
-            elif kind == "g" and member in self.host.group_members(rest):
-                out.append(sk)
-        return out
+        return [sk for sk in self.spec.graphs if self._belongs(member, sk)]
+
+    def _belongs(self, member: str, storage_key: str) -> bool:
+        kind, _, rest = storage_key.partition(":")
+        if kind == "g":
+            return member in self.host.group_members(rest)
+        return rest == member if kind == "u" else member in rest.split(":")
 
     def followers(self, storage_key: str) -> list[str]:
         """Alive, unrevoked devices that follow a graph, in a fixed order."""

@@ -1,0 +1,41 @@
+"""simkit.relay: the reference Encrypted Record Sync Relay, sans-I/O (docs/relay.md)."""
+
+from simkit.relay.events import (
+    BlobForgotten,
+    DeviceRegister,
+    DeviceRevoke,
+    Event,
+    GraphRotate,
+    InternalError,
+    KeysGrant,
+    Poke,
+)
+from simkit.relay.host import Host, Identity, StaticHost
+from simkit.relay.http import Request, Response
+from simkit.relay.limits import RateLimit, RelaySettings, RelaySettingsError
+from simkit.relay.relay import Relay
+from simkit.relay.state import SCHEMA_VERSION, NewerStateError, RelayState, RelayStateError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BlobForgotten",
+    "DeviceRegister",
+    "DeviceRevoke",
+    "Event",
+    "GraphRotate",
+    "Host",
+    "Identity",
+    "InternalError",
+    "KeysGrant",
+    "NewerStateError",
+    "Poke",
+    "RateLimit",
+    "Relay",
+    "RelaySettings",
+    "RelaySettingsError",
+    "RelayState",
+    "RelayStateError",
+    "Request",
+    "Response",
+    "StaticHost",
+]

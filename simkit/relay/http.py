@@ -1,0 +1,73 @@
+"""Request and Response: one HTTP exchange as plain values (sans-I/O, like h11).
+
+The relay never touches a socket; a driver (the simulator, later an HTTP server)
+builds a ``Request``, calls ``relay.handle()`` and sends the ``Response`` on.
+"""
+
+import json
+
+import attrs
+
+from simkit.protocol.canonical import parse_json
+
+
+def _lowercase_names(headers: dict[str, str] | None) -> dict[str, str]:
+    """Header names are case-insensitive on the wire; the relay reads them lowercase."""
+    return {str(name).lower(): value for name, value in (headers or {}).items()}
+
+
+def _dict_or_empty(query: dict[str, str] | None) -> dict[str, str]:
+    return dict(query or {})
+
+
+@attrs.frozen
+class Request:
+    """One request; ``path`` is relative to the relay's mount point, not yet decoded."""
+
+    method: str
+    path: str
+    query: dict[str, str] = attrs.field(default=None, converter=_dict_or_empty)
+    headers: dict[str, str] = attrs.field(default=None, converter=_lowercase_names)
+    body: bytes = attrs.field(default=b"", validator=attrs.validators.instance_of(bytes))
+
+
+@attrs.frozen
+class Response:
+    """One answer: JSON bytes, except a blob download which is raw ciphertext."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> object:
+        """The body parsed as a JavaScript client would parse it."""
+        return parse_json(self.body)
+
+
+def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
+    """Encode ``payload`` compactly; ASCII-only so a lone surrogate can never break it."""
+    body = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode("ascii")
+    return Response(status, {"content-type": "application/json", **(headers or {})}, body)
+
+
+class Refused(Exception):
+    """Raised by any step of a request to answer with an error and undo its changes.
+
+    The body is ``{error, message, ...extra}`` (see docs/relay.md, Errors).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+        **extra: object,
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.response = json_response(status, {"error": code, "message": message, **extra}, headers)
+
+
+def invalid(message: str) -> Refused:
+    """The spec's ``400 invalid``: the request does not fit its schema."""
+    return Refused(400, "invalid", message)
