@@ -28,7 +28,7 @@ def vectors() -> None:
     click.echo(json.dumps(compute(), indent=2, ensure_ascii=False))
 
 
-BENCH_GROUPS = ("crypto", "relay")
+BENCH_GROUPS = ("crypto", "relay", "sim")
 
 
 @main.command()

@@ -28,6 +28,7 @@ class AppConfig:
     backoff: Backoff = attrs.Factory(Backoff)
     push_debounce_s: float = 0.25  # [250 ms]
     poll_interval_s: float = 5.0
+    recheck_s: float = 30.0  # how often an idle device asks for keys and key gaps
     max_batch_ops: int = attrs.field(
         default=MAX_BATCH_OPS, validator=attrs.validators.le(MAX_BATCH_OPS)
     )

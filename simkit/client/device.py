@@ -77,10 +77,11 @@ class Device:
         self.last_error: str | None = None
         self.readonly: set[str] = set()
         self._booted = False
-        self._rosters: dict[str, dict[str, dict]] = {}
+        self._rosters: dict[str, tuple[dict[str, dict], int, int]] = {}
         self._selfsig_checked: set[str] = set()
         self._wake = trio.Event()
         self._written = False
+        self._checked: dict[tuple[str, str], int] = {}
 
     # -- construction -----------------------------------------------------------------
 
@@ -202,6 +203,40 @@ class Device:
         meta = self.store.get("graphs", graph_id) or {"sk": self.storage_key(graph_id)}
         if epoch is not None and epoch > meta.get("latest", 0):
             self.store.put("graphs", graph_id, {**meta, "latest": epoch})
+
+    def due(self, graph_id: str, what: str) -> bool:
+        """Whether to ask the relay for ``keys`` or ``grants`` (key gaps) this run.
+
+        Keys: when the device holds none, is behind, owes a rotation, or has not asked
+        for ``recheck_s``. Grants: every ``recheck_s``. Both on the first run of a boot.
+        """
+        now = self.clock.now_ms()
+        last = self._checked.get((graph_id, what))
+        urgent = what == "keys" and (
+            not self.keyring(graph_id).keys
+            or self.behind(graph_id)
+            or (self.store.get("graphs", graph_id) or {}).get("rotate")
+        )
+        if urgent or last is None or now - last >= self.config.recheck_s * 1000 or now < last:
+            self._checked[graph_id, what] = now
+            return True
+        return False
+
+    def cache_roster(self, graph_id: str, entries: dict[str, dict]) -> None:
+        self._rosters[graph_id] = (entries, self.clock.now_ms(), self.relay_epoch(graph_id))
+
+    def roster(self, graph_id: str) -> dict[str, dict] | None:
+        """The cached roster while it is fresh: fetched less than ``recheck_s`` ago and
+        before no epoch change (a revocation always brings a rotation). An op signed
+        by a device missing from it makes the client fetch it again."""
+        cached = self._rosters.get(graph_id)
+        if cached is None:
+            return None
+        entries, fetched_at, epoch = cached
+        age = self.clock.now_ms() - fetched_at
+        if epoch != self.relay_epoch(graph_id) or not 0 <= age < self.config.recheck_s * 1000:
+            return None
+        return entries
 
     def behind(self, graph_id: str) -> bool:
         """Behind an epoch: the relay has a newer key than this device holds (rule 5)."""

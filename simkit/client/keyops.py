@@ -63,7 +63,7 @@ async def roster(device, graph_id: str) -> dict[str, dict] | None:
         device.last_error = f"GET devices {graph_id}: {response.status}"
         return None
     entries = {entry["deviceId"]: entry for entry in response.json()["devices"]}
-    device._rosters[graph_id] = entries
+    device.cache_roster(graph_id, entries)
     return entries
 
 

@@ -24,6 +24,7 @@ class LogState:
     head: str
     through: int = 0  # every entry with seq <= through has been folded
     last_seq: int = 0  # the seq of the last entry folded (the log's head can't be below it)
+    last_app_seq: int = 0  # the seq of the last entry naming an application record
     anchored_from: int | None = None  # set when the chain starts mid-log
     heads: dict = attrs.Factory(dict)  # boundary (str) -> head, once final
     claims: dict = attrs.Factory(dict)  # peer device -> {"seq": boundary, "head": head}
@@ -54,6 +55,7 @@ def fold(
     upto: int,
     held_rev: Callable[[str], float | None],
     refused_rev: Callable[[str], float | None],
+    is_checkpoint: Callable[[str], bool] = lambda record_id: False,
 ) -> LogState:
     """Fold entries with ``through < seq <= upto``; check (1) on each.
 
@@ -64,6 +66,7 @@ def fold(
     if log.state == ALARM:
         return log
     head, through, last_seq, heads = log.head, log.through, log.last_seq, dict(log.heads)
+    last_app_seq = log.last_app_seq
     for entry in entries:
         seq, record_id, rev = entry["seq"], entry["recordId"], entry["rev"]
         if seq <= through:
@@ -78,9 +81,18 @@ def fold(
         if log.anchored_from is None:
             heads.update(_final_boundaries(last_seq, seq - 1, head))
         head, through, last_seq = log_step(head, seq, record_id, rev), seq, seq
+        if not is_checkpoint(record_id):
+            last_app_seq = seq
     if log.anchored_from is None:
         heads.update(_final_boundaries(last_seq, upto, head))
-    return attrs.evolve(log, head=head, through=max(through, upto), last_seq=last_seq, heads=heads)
+    return attrs.evolve(
+        log,
+        head=head,
+        through=max(through, upto),
+        last_seq=last_seq,
+        last_app_seq=last_app_seq,
+        heads=heads,
+    )
 
 
 def _final_boundaries(lo: int, hi: int, head: str) -> dict:
@@ -126,8 +138,10 @@ def verified(log: LogState) -> LogState:
 
 
 def due_checkpoint(log: LogState) -> int | None:
-    """The boundary to publish next, if the chain has reached a new one."""
+    """The boundary to publish next: the newest one reached, if an application record
+    was logged since the last one published. Checkpoints alone never cause another
+    round of checkpoints, or n devices would keep crossing boundaries for ever."""
     if log.anchored_from is not None or log.state == ALARM or not log.heads:
         return None
     latest = max(int(b) for b in log.heads)
-    return latest if latest > log.published else None
+    return latest if latest > log.published and log.last_app_seq > log.published else None

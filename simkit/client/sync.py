@@ -31,18 +31,18 @@ LOG_PAGE = 500
 
 async def sync_graph(device, graph_id: str) -> dict:
     stats = {"pushed": 0, "pulled": 0, "refused": 0}
-    keys = await keyops.refresh_keys(device, graph_id)
-    if keys is None:
+    if device.due(graph_id, "keys") and await keyops.refresh_keys(device, graph_id) is None:
         return stats
-    if device.config.auto_grant and device.keyring(graph_id).keys:
+    if (
+        device.config.auto_grant
+        and device.keyring(graph_id).keys
+        and device.due(graph_id, "grants")
+    ):
         await keyops.grant_gaps(device, graph_id)
     meta = device.store.get("graphs", graph_id) or {}
     if meta.get("rotate") and device.config.auto_rotate and not device.behind(graph_id):
         await device.rotate(graph_id)
     stats["pushed"] += await push(device, graph_id)
-    roster = await keyops.roster(device, graph_id)
-    if roster is None:
-        return stats  # rule 6: defer the batch, keep the cursor
     for sub_key, sub in device.subscriptions(graph_id):
         pulled, refused = await pull(device, graph_id, sub_key, sub)
         stats["pulled"] += pulled
@@ -204,6 +204,9 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
             return applied, refused
         answer = response.json()
         device.note_epoch(graph_id, answer.get("epoch"))
+        if answer["ops"] and device.roster(graph_id) is None:
+            if await keyops.roster(device, graph_id) is None:
+                return applied, refused  # rule 6: defer the batch, keep the cursor
         stopped_at = None
         for op in answer["ops"]:
             outcome = await _receive(device, graph_id, sk, op)
@@ -232,7 +235,7 @@ async def _receive(device, graph_id: str, sk: str, op: dict):
     key = await _key_for(device, graph_id, op.get("e"))
     if key is None:
         return None
-    roster = device._rosters.get(graph_id, {})
+    roster = device.roster(graph_id) or {}
     outcome = _check(device, sk, op, key, roster)
     if isinstance(outcome, Refusal) and outcome.reason == "unknown-device":
         roster = await keyops.roster(device, graph_id) or roster  # a device newer than our roster
@@ -345,6 +348,9 @@ async def verify_log(device, graph_id: str) -> None:
     def refused_rev(record_id):
         return refusals[record_id]["rev"] if record_id in refusals else None
 
+    def is_checkpoint(record_id):
+        return record_id in records and records[record_id]["kind"] == CHECKPOINT_KIND
+
     while log.state != ALARM and log.through < served:
         query = {"after": str(log.through), "limit": str(LOG_PAGE)}
         response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
@@ -357,7 +363,7 @@ async def verify_log(device, graph_id: str) -> None:
             log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
             break
         upto = served if not answer["more"] else min(served, entries[-1]["seq"])
-        log = fold(log, entries, upto, held_rev, refused_rev)
+        log = fold(log, entries, upto, held_rev, refused_rev, is_checkpoint)
         if not entries and answer["more"]:
             break
     log = compare(log)

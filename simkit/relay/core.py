@@ -153,7 +153,7 @@ class RelayCore:
                 f"graph ID {show(graph_id)} must be 'u', 'g:<groupId>' or 'd:<memberId>' "
                 "with IDs matching [A-Za-z0-9_-]{1,64}"
             ) from None
-        if key.startswith("g:") and member not in self._current_members(key):
+        if key.startswith("g:") and not self._in_group(member, key[2:]):
             raise Refused(403, "not-a-member", f"{member} is not a member of {graph_id}")
         if key.startswith("d:"):
             other = graph_id[2:]
@@ -163,6 +163,10 @@ class RelayCore:
                 raise Refused(404, "unknown-member", f"no member {other}")
         graph = self.state.graphs.get(key)
         return Graph(key) if graph is None else graph
+
+    def _in_group(self, member: str, group: str) -> bool:
+        """The caller is a current member of the group (without listing the group)."""
+        return member in self.host.group_members(group) and self.host.is_active(member)
 
     def _current_members(self, key: str) -> list[str]:
         """Who a graph belongs to now: the owner, both parties, or the group's active members."""

@@ -3,10 +3,10 @@ rotate after revoke, recover from a bundle, invite."""
 
 import pytest
 
-from simkit.client import APPROVE, AppConfig, DeviceError
+from simkit.client import APPROVE, DeviceError
 from simkit.errors import CryptoError
 from simkit.protocol import open_record
-from tests.client.world import World, virtual
+from tests.client.world import World, app_config, virtual
 
 
 def _kinds(device, kind):
@@ -30,7 +30,7 @@ async def test_bootstrap_wraps_epoch_1_to_every_active_device_the_creator_vouche
 @virtual
 async def test_link_device_waits_then_is_approved_by_a_human_comparing_pairing_codes():
     world = World(members=("alice",), groups={})
-    config = AppConfig(approval_mode=APPROVE)
+    config = app_config(approval_mode=APPROVE)
     a1 = await world.registered("alice", "a1", config=config)
     assert await a1.bootstrap("u")
     a1.put("u", "diary", "note", {"t": "private"})
@@ -52,7 +52,7 @@ async def test_link_device_waits_then_is_approved_by_a_human_comparing_pairing_c
 @virtual
 async def test_link_device_is_approved_automatically_on_possession_proof_with_a_valid_self_sig():
     world = World()
-    config = AppConfig(approval_mode=APPROVE)
+    config = app_config(approval_mode=APPROVE)
     a1 = await world.registered("alice", "a1", config=config)
     a2 = await world.registered("alice", "a2", config=config)
     b1 = await world.registered("bob", "b1", config=config)

@@ -5,11 +5,10 @@ import json
 
 import attrs
 
-from simkit.client import AppConfig
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol import checkpoint_record_id
 from simkit.relay import Response
-from tests.client.world import EPOCH_MS, RecordingTransport, World, forge, virtual
+from tests.client.world import EPOCH_MS, RecordingTransport, World, app_config, forge, virtual
 
 
 class Tampering(RecordingTransport):
@@ -171,13 +170,13 @@ async def test_a_relay_without_the_log_route_leaves_the_status_unverified_not_al
 async def test_a_chain_started_mid_log_folds_forward_but_never_reports_ok_or_publishes():
     world = World()
     a1 = await world.registered("alice", "a1")
-    b1 = await world.registered("bob", "b1", config=AppConfig(log_verification=False))
+    b1 = await world.registered("bob", "b1", config=app_config(log_verification=False))
     assert await a1.bootstrap("g:team")
     b1.subscribe("g:team")
     for i in range(10):
         a1.put("g:team", f"n{i}", "note", {"i": i})
     await world.sync_all()
-    b1.config = AppConfig(log_verification=True)
+    b1.config = app_config(log_verification=True)
     for i in range(80):
         a1.put("g:team", f"m{i}", "note", {"i": i})
     await world.sync_all()

@@ -2,11 +2,10 @@
 
 import trio
 
-from simkit.client import AppConfig
 from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
-from tests.client.world import World, virtual
+from tests.client.world import World, app_config, virtual
 
-META = AppConfig(send_metadata=True, shard_of=lambda r: r["data"].get("shard"))
+META = app_config(send_metadata=True, shard_of=lambda r: r["data"].get("shard"))
 
 
 async def _team(world, *names, config=None):
@@ -104,3 +103,32 @@ async def test_three_devices_editing_one_record_concurrently_converge_on_the_lww
     assert held[0]["at"] == stored.rev
     assert all(d.pending() == 0 for d in devices)
     assert all(d.graph_status("g:team").log == "ok" for d in devices)
+
+
+@virtual
+async def test_an_idle_sync_run_is_one_pull_and_keys_are_rechecked_every_30_s():
+    from simkit.client import AppConfig
+
+    world = World()
+    a1 = await world.registered("alice", "a1", config=AppConfig())
+    assert await a1.bootstrap("g:team")
+    await a1.sync()
+    a1.transport.sent.clear()
+    await a1.sync()
+    assert [(m, p.rsplit("/", 1)[-1]) for m, p, _ in a1.transport.sent] == [("GET", "pull")]
+    await trio.sleep(31)
+    a1.transport.sent.clear()
+    await a1.sync()
+    assert {p.rsplit("/", 1)[-1] for _, p, _ in a1.transport.sent} == {"keys", "keygaps", "pull"}
+
+
+def test_checkpoints_alone_never_cause_another_round_of_checkpoints():
+    from simkit.client.logverify import LogState, due_checkpoint, fold
+
+    log = LogState.start("g:team", 0)
+    entries = [{"seq": s, "recordId": f"ck{s}", "rev": 1} for s in range(1, 130)]
+    only_checkpoints = fold(log, entries, 129, lambda r: 1, lambda r: None, lambda r: True)
+    assert sorted(only_checkpoints.heads) == ["128", "64"]
+    assert due_checkpoint(only_checkpoints) is None
+    with_app_write = fold(log, entries, 129, lambda r: 1, lambda r: None, lambda r: r != "ck100")
+    assert due_checkpoint(with_app_write) == 128

@@ -3,10 +3,10 @@ capabilities, unopenable wraps, key read-back and the approval gate."""
 
 import trio
 
-from simkit.client import APPROVE, AppConfig
+from simkit.client import APPROVE
 from simkit.protocol import b64url_encode, canonical_json
 from simkit.relay import Request
-from tests.client.world import EPOCH_MS, World, lost, unavailable, virtual
+from tests.client.world import EPOCH_MS, World, app_config, lost, unavailable, virtual
 
 
 def _kinds(device, kind):
@@ -25,8 +25,8 @@ async def _pair(world, config=None):
 @virtual
 async def test_rule4_op_under_a_missing_epoch_stops_before_it_keeps_the_cursor_and_never_skips():
     world = World()
-    a1, b1 = await _pair(world, config=AppConfig())
-    a1_approve = AppConfig(approval_mode=APPROVE)
+    a1, b1 = await _pair(world, config=app_config())
+    a1_approve = app_config(approval_mode=APPROVE)
     a1.config = a1_approve  # alice rotates excluding bob (never approved), then writes
     assert await a1.rotate("g:team")
     assert world.relay.state.graphs["g:team"].latest_epoch == 2
@@ -46,7 +46,7 @@ async def test_rule4_op_under_a_missing_epoch_stops_before_it_keeps_the_cursor_a
 async def test_rule5_a_device_behind_an_epoch_holds_its_writes_and_its_epoch_only_moves_up():
     world = World()
     a1, b1 = await _pair(world)
-    a1.config = AppConfig(approval_mode=APPROVE)
+    a1.config = app_config(approval_mode=APPROVE)
     await a1.rotate("g:team")
     b1.put("g:team", "held", "note", {"t": 1})
     await b1.sync()
@@ -203,7 +203,7 @@ async def test_rule12_a_wrap_that_fails_to_unwrap_is_discarded_and_regranted():
     a1 = await world.registered("alice", "a1")
     b1 = await world.registered("bob", "b1")
     bogus = b64url_encode(canonical_json({"c": "AA", "epk": "AA", "n": "AA"}))
-    a1.config = AppConfig(approval_mode=APPROVE)
+    a1.config = app_config(approval_mode=APPROVE)
     assert await a1.bootstrap("g:team")  # bob excluded: never approved
     grant = {"epoch": 1, "wraps": [{"deviceId": "b1", "wrapped": bogus}]}
     body = canonical_json(grant)
@@ -250,7 +250,7 @@ async def test_rule14_approve_mode_wraps_only_approved_devices_and_names_the_res
     world = World()
     events = []
     world.relay.on_event = events.append
-    a1 = await world.registered("alice", "a1", config=AppConfig(approval_mode=APPROVE))
+    a1 = await world.registered("alice", "a1", config=app_config(approval_mode=APPROVE))
     b1 = await world.registered("bob", "b1")
     assert await a1.bootstrap("g:team")
     rotate = [e for e in events if getattr(e, "kind", "") == "graph.rotate"]
@@ -264,7 +264,7 @@ async def test_rule14_approve_mode_wraps_only_approved_devices_and_names_the_res
 @virtual
 async def test_rule14_an_approved_device_whose_published_keys_change_is_conflicted():
     world = World()
-    a1 = await world.registered("alice", "a1", config=AppConfig(approval_mode=APPROVE))
+    a1 = await world.registered("alice", "a1", config=app_config(approval_mode=APPROVE))
     await world.registered("bob", "b1")
     await a1.bootstrap("g:team")
     a1.approve("b1")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from simkit.client import AppConfig, DeviceError, Registry
-from tests.client.world import EPOCH_MS, World, forge, virtual
+from simkit.client import DeviceError, Registry
+from tests.client.world import EPOCH_MS, World, app_config, forge, virtual
 
 
 async def _team(world, *names):
@@ -59,7 +59,7 @@ async def test_rule1_tombstone_is_an_empty_husk_that_keeps_syncing():
 @virtual
 async def test_write_refused_by_the_application_schema_is_not_queued():
     world = World()
-    config = AppConfig(registry=Registry({"note": lambda d: "t" in d}, default=None))
+    config = app_config(registry=Registry({"note": lambda d: "t" in d}, default=None))
     a1 = await world.registered("alice", "a1", config=config)
     await a1.bootstrap("g:team")
     with pytest.raises(DeviceError, match="refuses"):
@@ -104,7 +104,7 @@ async def test_rule2_a_failing_record_is_skipped_with_its_reason_and_the_sync_go
 @virtual
 async def test_rule2_schema_failure_is_rejected_but_tombstones_are_exempt():
     world = World()
-    strict = AppConfig(registry=Registry({"note": lambda d: "t" in d}, default=None))
+    strict = app_config(registry=Registry({"note": lambda d: "t" in d}, default=None))
     a1 = await world.registered("alice", "a1")
     b1 = await world.registered("bob", "b1", config=strict)
     await a1.bootstrap("g:team")
@@ -148,7 +148,7 @@ async def test_rule2_unknown_record_members_are_signed_then_ignored():
 async def test_rule2_opting_out_of_authorship_checks_accepts_unsigned_authorship():
     world = World()
     a1 = await world.registered("alice", "a1")
-    b1 = await world.registered("bob", "b1", config=AppConfig(verify_signatures=False))
+    b1 = await world.registered("bob", "b1", config=app_config(verify_signatures=False))
     await a1.bootstrap("g:team")
     b1.subscribe("g:team")
     await world.sync_all()

@@ -17,6 +17,11 @@ from simkit.relay import Relay, Request, Response, StaticHost
 EPOCH_MS = 1_700_000_000_000
 
 
+def app_config(**changes) -> AppConfig:
+    """Client tests check keys and key gaps on every sync run (no 30 s recheck)."""
+    return AppConfig(recheck_s=0, **changes)
+
+
 def virtual(test):
     """Run an async test under Trio's MockClock (autojump: virtual time only)."""
 
@@ -96,7 +101,7 @@ class World:
             transport or RecordingTransport(self.relay),
             VirtualClock(offset_ms),
             self.entropy.fork(entropy_label or device_id),
-            config or AppConfig(),
+            config or app_config(),
         )
         self.devices[device_id] = device
         return device

@@ -56,15 +56,23 @@ def test_every_vector_is_reproduced_by_node_webcrypto(webcrypto):
     )
     assert b64url_decode(blob["data"]) == b"blob bytes"
     derived = v["derived"]
-    assert derived["tag(skm-pid-v1, 'x')"] == webcrypto.call(
-        "derivedTag", key=rec["graphKey"], label="skm-pid-v1", data="x"
-    )["tag"]
-    assert derived["personalRecordId(settings, theme)"] == "p_" + webcrypto.call(
-        "derivedTag", key=rec["graphKey"], label="skm-pid-v1", data='["settings","theme"]'
-    )["tag"]
-    assert derived["checkpointRecordId(dev-1)"] == webcrypto.call(
-        "derivedTag", key=rec["graphKey"], label="skm-ckpt-v1", data="dev-1"
-    )["tag"]
+    assert (
+        derived["tag(skm-pid-v1, 'x')"]
+        == webcrypto.call("derivedTag", key=rec["graphKey"], label="skm-pid-v1", data="x")["tag"]
+    )
+    assert (
+        derived["personalRecordId(settings, theme)"]
+        == "p_"
+        + webcrypto.call(
+            "derivedTag", key=rec["graphKey"], label="skm-pid-v1", data='["settings","theme"]'
+        )["tag"]
+    )
+    assert (
+        derived["checkpointRecordId(dev-1)"]
+        == webcrypto.call("derivedTag", key=rec["graphKey"], label="skm-ckpt-v1", data="dev-1")[
+            "tag"
+        ]
+    )
     chain = v["logChain"]
     heads = webcrypto.call("logChain", storageKey=chain["storageKey"], entries=chain["entries"])
     assert heads["heads"] == chain["heads"]
