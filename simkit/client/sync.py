@@ -204,9 +204,9 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
             return applied, refused
         answer = response.json()
         device.note_epoch(graph_id, answer.get("epoch"))
-        if answer["ops"] and device.roster(graph_id) is None:
-            if await keyops.roster(device, graph_id) is None:
-                return applied, refused  # rule 6: defer the batch, keep the cursor
+        needs_roster = answer["ops"] and device.roster(graph_id) is None
+        if needs_roster and await keyops.roster(device, graph_id) is None:
+            return applied, refused  # rule 6: defer the batch, keep the cursor
         stopped_at = None
         for op in answer["ops"]:
             outcome = await _receive(device, graph_id, sk, op)
