@@ -40,12 +40,13 @@ def next_write(
         rid for rid, r in device.records(graph_id).items()
         if not r.get("deleted") and not r["kind"].startswith("skm.")
     )  # fmt: skip
-    kind = w.kinds[draws.randbelow(len(w.kinds))]
     payload = {"by": device.device_id, "n": serial, "text": "x" * w.payload_bytes}
     if live and roll < w.delete:
-        return Write(graph_id, live[draws.randbelow(len(live))], "delete", kind, {})
+        record_id = live[draws.randbelow(len(live))]
+        return Write(graph_id, record_id, "delete", device.get(graph_id, record_id)["kind"], {})
     if live and roll < w.delete + w.edit:
         record_id = live[draws.randbelow(len(live))]
         return Write(graph_id, record_id, "edit", device.get(graph_id, record_id)["kind"], payload)
-    record_id = f"r{draws.randbelow(w.keys_per_graph)}"
-    return Write(graph_id, record_id, "create", kind, payload)
+    number = draws.randbelow(w.keys_per_graph)
+    kind = w.kinds[number % len(w.kinds)]  # a record's kind never changes in its life
+    return Write(graph_id, f"r{number}", "create", kind, payload)

@@ -79,3 +79,42 @@ def test_the_trace_is_json_lines_with_every_request_fault_and_event(tmp_path):
     world.trace.dump(path)
     kinds = {json.loads(line)["kind"] for line in path.read_text().splitlines()}
     assert {"request", "response", "delivery", "fault", "event", "check"} <= kinds
+
+
+def test_a_world_with_every_ceremony_blobs_and_a_filtered_subscription_converges():
+    spec = S.WorldSpec(
+        seed=11,
+        devices={"alice": ("a1", "a2"), "bob": ("b1", "b2"), "carol": ("c1",)},
+        groups={"team": ("alice", "bob")},
+        graphs=("g:team", "u:alice", "d:alice:bob"),
+        subscriptions=(S.Subscription("a2", "g:team", kinds=("task",), only=True),),
+        workload=S.Workload(interval_s=15, kinds=("note", "task"), blobs=0.3),
+        approval_mode="approve",
+        send_metadata=True,
+        schedule=(
+            S.LinkDevice("alice", "a3", at=30),
+            S.Approve(by="a1", device="a3", at=70),
+            S.Revoke(by="b1", device="b2", at=120),
+            S.Rotate(by="a1", graph="u:alice", at=150),
+            S.Recover("alice", "a9", source="a2", at=180),
+            S.Approve(by="a1", device="a9", at=220),
+            S.Join("team", "carol", at=200),
+        ),
+        duration_s=300,
+    )
+    world = run_world(spec)
+    assert converged(world) == []
+    assert alarms(world) == []
+    team = world.relay.state.graphs["g:team"]
+    assert team.latest_epoch >= 2 and "b2" not in team.wraps[team.latest_epoch]
+    assert {"a3", "a9", "c1"} <= set(team.wraps[team.latest_epoch])
+    assert world.relay.state.graphs["u:alice"].latest_epoch >= 2
+    assert world.slots["a3"].device.linking == "ok"
+    a2 = world.slots["a2"].device
+    held = a2.records("g:team")
+    tasks = {rid for rid, row in team.records.items() if row.k == "task"}
+    others = {rid for rid, r in held.items() if r["data"].get("by") != "a2"}
+    assert tasks and tasks <= set(held) and others <= tasks  # every task, and nothing else
+    assert a2.graph_status("g:team").log == "off"
+    kinds = {e.fields.get("name") for e in world.trace if e.kind == "event"}
+    assert {"device.pending", "device.approved", "blob.forgotten", "graph.rotate"} <= kinds

@@ -66,7 +66,10 @@ def converged(world) -> list[str]:
         rows = world.relay.state.graphs[sk].records
         for device_id in world.followers(sk):
             device = world.slots[device_id].device
-            held = device.records(graph_id_for(sk, device.member_id))
+            graph_id = graph_id_for(sk, device.member_id)
+            if not device.unfiltered(graph_id):
+                continue  # a filtered view holds only its matches
+            held = device.records(graph_id)
             for record_id, row in sorted(rows.items()):
                 if record_id not in held or held[record_id]["at"] != row.rev:
                     problems.append(f"{device_id} lacks {sk}/{record_id}@{row.rev}")
