@@ -23,6 +23,7 @@ from simkit.client.clock import Clock
 from simkit.client.config import AppConfig
 from simkit.client.events import ClientEvent, GraphStatus
 from simkit.client.logverify import ALARM, OFF, OK, UNVERIFIED, LogState
+from simkit.client.receive import check_op
 from simkit.client.store import LocalStore
 from simkit.client.transport import RelayUnavailable, Transport, send_with_retries
 from simkit.errors import ProtocolError, SimkitError
@@ -293,6 +294,23 @@ class Device:
         self._written = True
         self._wake.set()
         return record
+
+    # -- protocol rules a variant may change (docs/variants.md) -------------------------
+
+    def check(self, op: dict, storage_key_: str, key: bytes, roster: dict[str, dict]):
+        """Rule 2: may this op be applied? Returns ``Opened`` or ``Refusal``."""
+        return check_op(
+            op,
+            storage_key=storage_key_,
+            graph_key=key,
+            roster=roster,
+            registry=self.config.registry,
+            verify_signatures=self.config.verify_signatures,
+        )
+
+    def skip_missing_epoch(self) -> bool:
+        """Rule 4: an op under an epoch this device lacks stops the pull (never skipped)."""
+        return False
 
     # -- approval pins ----------------------------------------------------------------
 

@@ -65,12 +65,13 @@ def fold(
     """
     if log.state == ALARM:
         return log
+    seqs = [entry["seq"] for entry in entries]
+    if any(later <= earlier for earlier, later in zip([log.through, *seqs], seqs, strict=False)):
+        return log.alarmed(f"log entries are not in increasing seq order after {log.through}")
     head, through, last_seq, heads = log.head, log.through, log.last_seq, dict(log.heads)
     last_app_seq = log.last_app_seq
     for entry in entries:
         seq, record_id, rev = entry["seq"], entry["recordId"], entry["rev"]
-        if seq <= through:
-            return log.alarmed(f"log entry seq {seq} is not above {through}: entries out of order")
         if seq > upto:
             break
         held, refused = held_rev(record_id), refused_rev(record_id)

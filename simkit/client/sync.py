@@ -21,7 +21,7 @@ from simkit.client.logverify import (
     verified,
     with_claim,
 )
-from simkit.client.receive import Opened, Refusal, check_op
+from simkit.client.receive import Opened, Refusal
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol.derived import checkpoint_record_id
 from simkit.protocol.records import seal_record, sign_record
@@ -210,12 +210,12 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         stopped_at = None
         for op in answer["ops"]:
             outcome = await _receive(device, graph_id, sk, op)
-            if outcome is None:  # rule 4: missing epoch, stop before this op
-                stopped_at = op["seq"]
+            if outcome is None and not device.skip_missing_epoch():
+                stopped_at = op["seq"]  # rule 4: missing epoch, stop before this op
                 break
             if isinstance(outcome, Refusal):
                 refused += 1
-            else:
+            elif outcome is not None:
                 applied += 1
             cursor = op["seq"]
         if stopped_at is None:
@@ -236,10 +236,10 @@ async def _receive(device, graph_id: str, sk: str, op: dict):
     if key is None:
         return None
     roster = device.roster(graph_id) or {}
-    outcome = _check(device, sk, op, key, roster)
+    outcome = device.check(op, sk, key, roster)
     if isinstance(outcome, Refusal) and outcome.reason == "unknown-device":
         roster = await keyops.roster(device, graph_id) or roster  # a device newer than our roster
-        outcome = _check(device, sk, op, key, roster)
+        outcome = device.check(op, sk, key, roster)
     if isinstance(outcome, Refusal):
         device.store.put(
             f"refused:{sk}", op["recordId"], {"rev": op["rev"], "reason": outcome.reason}
@@ -255,17 +255,6 @@ async def _receive(device, graph_id: str, sk: str, op: dict):
         if outcome.record["kind"] == CHECKPOINT_KIND:
             _believe_checkpoint(device, graph_id, sk, outcome, roster)
     return outcome
-
-
-def _check(device, sk, op, key, roster):
-    return check_op(
-        op,
-        storage_key=sk,
-        graph_key=key,
-        roster=roster,
-        registry=device.config.registry,
-        verify_signatures=device.config.verify_signatures,
-    )
 
 
 async def _key_for(device, graph_id: str, epoch: int | None) -> bytes | None:

@@ -90,7 +90,7 @@ class Shadow(Mode):
 
     def __init__(self, world, action, snapshot: dict) -> None:
         super().__init__(world, action)
-        self.shadow = Relay.restore(
+        self.shadow = world.variant.relay.restore(
             world.host, relay_clock(DEFAULT_EPOCH_MS), snapshot, on_event=self._event,
             **world.spec.relay_settings,
         )  # fmt: skip

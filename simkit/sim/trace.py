@@ -110,6 +110,10 @@ class Trace:
     def __getitem__(self, seq: int) -> TraceEvent:
         return self._events[seq]
 
+    def since(self, seq: int) -> list[TraceEvent]:
+        """The events from position ``seq`` on (a checker reads only what is new)."""
+        return self._events[seq:]
+
     def trace_hash(self) -> str:
         """Hex SHA-256 over every event's line so far (only new events are encoded)."""
         for event in itertools.islice(self._events, self._hashed, None):

@@ -18,14 +18,27 @@ class Write:
     kind: str
     data: dict
 
-    def apply(self, device: Device) -> None:
+    def apply(self, device: Device) -> dict:
         if self.op == "delete":
-            device.delete(self.graph_id, self.record_id)
-        else:
-            device.put(self.graph_id, self.record_id, self.kind, self.data)
+            return device.delete(self.graph_id, self.record_id)
+        return device.put(self.graph_id, self.record_id, self.kind, self.data)
 
     def trace_fields(self) -> dict:
-        return {"graph": self.graph_id, "recordId": self.record_id, "op": self.op}
+        return {
+            "graph": self.graph_id,
+            "recordId": self.record_id,
+            "op": self.op,
+            "data": self.data,
+        }
+
+
+PLAINTEXT_MARK = "plaintext "
+
+
+def plaintext(device_id: str, serial: int, size: int) -> dict:
+    """A record body whose text carries a marker the blindness check looks for at the relay."""
+    text = f"{PLAINTEXT_MARK}{device_id} #{serial} "
+    return {"by": device_id, "n": serial, "text": text + "x" * max(0, size - len(text))}
 
 
 def next_write(
@@ -40,7 +53,7 @@ def next_write(
         rid for rid, r in device.records(graph_id).items()
         if not r.get("deleted") and not r["kind"].startswith("skm.")
     )  # fmt: skip
-    payload = {"by": device.device_id, "n": serial, "text": "x" * w.payload_bytes}
+    payload = plaintext(device.device_id, serial, w.payload_bytes)
     if live and roll < w.delete:
         record_id = live[draws.randbelow(len(live))]
         return Write(graph_id, record_id, "delete", device.get(graph_id, record_id)["kind"], {})

@@ -7,6 +7,7 @@ runs the workload and the schedule for ``duration_s``, then heals every fault an
 drains until the devices settle, and returns the world with its trace.
 """
 
+import contextlib
 import math
 
 import attrs
@@ -26,6 +27,7 @@ from simkit.sim.determinism import run_virtual
 from simkit.sim.network import RELAY, Network
 from simkit.sim.schedule import perform
 from simkit.sim.trace import Trace
+from simkit.sim.variant import HONEST, Variant
 from simkit.sim.workload import next_write
 
 SETTLE_POLL_S = 1.0
@@ -51,8 +53,9 @@ class DeviceSlot:
 
 
 class World:
-    def __init__(self, spec: S.WorldSpec) -> None:
+    def __init__(self, spec: S.WorldSpec, variant: Variant = HONEST) -> None:
         self.spec = spec
+        self.variant = variant
         self.entropy = SeededEntropy(spec.seed)
         self.trace = Trace()
         self.host = StaticHost(
@@ -72,7 +75,7 @@ class World:
     # -- building -----------------------------------------------------------------------
 
     def _build_relay(self) -> None:
-        self.relay = Relay(
+        self.relay = self.variant.relay(
             self.host, relay_clock(DEFAULT_EPOCH_MS), on_event=self._relay_event,
             **self.spec.relay_settings,
         )  # fmt: skip
@@ -100,7 +103,7 @@ class World:
             raise SimkitError(f"device {device_id!r} already exists in this world")
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
-        slot.device = Device.create(
+        slot.device = self.variant.device.create(
             member, device_id, self.network.transport(device_id), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
@@ -203,7 +206,7 @@ class World:
         if slot.alive:
             return
         slot.boots += 1
-        slot.device = Device.restore(
+        slot.device = self.variant.device.restore(
             slot.snapshot, self.network.transport(device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
@@ -219,7 +222,7 @@ class World:
         self.network.call_at(until, self._restart_relay, state)
 
     def _restart_relay(self, state: dict) -> None:
-        self.relay = Relay.restore(
+        self.relay = self.variant.relay.restore(
             self.host, relay_clock(DEFAULT_EPOCH_MS), state, on_event=self._relay_event,
             **self.spec.relay_settings,
         )  # fmt: skip
@@ -229,7 +232,9 @@ class World:
 
     # -- the run --------------------------------------------------------------------------
 
-    async def run(self) -> None:
+    @contextlib.asynccontextmanager
+    async def running(self):
+        """The world, built, set up and running (device loops, sweeper, schedule)."""
         self._build_relay()
         async with self.network.running():
             await self._setup()
@@ -241,20 +246,22 @@ class World:
                 nursery.start_soon(self._sweeper)
                 for action in self.spec.schedule:
                     self.network.call_at(action.at, perform, self, action)
-                with trio.CancelScope() as writers:
-                    async with trio.open_nursery() as writing:
-                        for device_id in self._writers():
-                            writing.start_soon(self._writer, device_id)
-                        stop = self.spec.workload.stop_at
-                        await trio.sleep(
-                            self.spec.duration_s
-                            if stop is None
-                            else min(stop, self.spec.duration_s)
-                        )
-                        writers.cancel()
-                await trio.sleep_until(self.spec.duration_s)
-                await self._quiesce()
-                nursery.cancel_scope.cancel()
+                try:
+                    yield self
+                finally:
+                    nursery.cancel_scope.cancel()
+
+    async def run(self) -> None:
+        """The whole run: the workload and schedule for ``duration_s``, then quiescence."""
+        async with self.running():
+            stop = self.spec.workload.stop_at
+            writing_for = self.spec.duration_s if stop is None else min(stop, self.spec.duration_s)
+            with trio.move_on_after(writing_for):
+                async with trio.open_nursery() as writing:
+                    for device_id in self._writers():
+                        writing.start_soon(self._writer, device_id)
+            await trio.sleep_until(self.spec.duration_s)
+            await self.quiesce()
 
     async def _sweeper(self) -> None:
         """The relay's built-in sweeper, on the relay's clock (0 disables it)."""
@@ -282,11 +289,16 @@ class World:
             write = next_write(slot.device, self.graphs_of(slot.member), w, draws, serial)
             if write is None:
                 continue
-            self.note("event", device_id, name="app.write", **write.trace_fields())
-            write.apply(slot.device)
+            self.apply(device_id, write)
             if w.blobs and draws.random() < w.blobs:
                 policy = w.blob_policies[draws.randbelow(len(w.blob_policies))]
                 self._nursery.start_soon(self._upload, slot, write.graph_id, serial, policy)
+
+    def apply(self, device_id: str, write) -> dict:
+        """Do an application write on a device and trace it with the rev it got."""
+        record = write.apply(self.slots[device_id].device)
+        self.note("event", device_id, name="app.write", rev=record["at"], **write.trace_fields())
+        return record
 
     async def _upload(self, slot: DeviceSlot, graph_id: str, serial: int, policy: str) -> None:
         device = slot.device
@@ -307,7 +319,7 @@ class World:
 
     # -- quiescence -----------------------------------------------------------------------
 
-    async def _quiesce(self) -> None:
+    async def quiesce(self) -> None:
         """Heal everything, restart whatever is down, then wait until the devices settle."""
         self.note("fault", "world", what="heal-all")
         self.network.heal()
@@ -346,8 +358,8 @@ class World:
         return True
 
 
-def run_world(spec: S.WorldSpec) -> World:
+def run_world(spec: S.WorldSpec, variant: Variant = HONEST) -> World:
     """Build and run a world; a pure function of the spec (and so of its seed)."""
-    world = World(spec)
+    world = World(spec, variant)
     run_virtual(world.run, seed=spec.seed)
     return world

@@ -200,3 +200,13 @@ async def test_only_filtered_subscriptions_give_log_status_off():
     b1.subscribe("g:team", kinds=["task"])
     await world.sync_all()
     assert b1.graph_status("g:team").log == "off"
+
+
+def test_a_reversed_log_page_reaching_past_the_served_seq_still_latches_alarm():
+    from simkit.client.logverify import LogState, fold
+
+    log = LogState.start("g:team", 0)
+    page = [{"seq": s, "recordId": "r", "rev": s} for s in (9, 8, 7)]  # 9 is beyond served
+    folded = fold(log, page, 8, lambda r: 100, lambda r: None)
+    assert folded.state == "alarm" and "increasing seq order" in folded.alarm
+    assert folded.through == 0  # nothing was folded past entries it never checked

@@ -1,0 +1,105 @@
+"""convergence, lww and no-lost-write: what devices hold after heal and drain."""
+
+from simkit.invariants.base import Invariant, can_write, events, views
+from simkit.protocol.ids import storage_key
+
+
+class Convergence(Invariant):
+    """After heal and drain, every device with an unfiltered view of a graph (and its
+    latest key) holds exactly the relay's LWW winners, apart from records it refused
+    on purpose."""
+
+    name = "convergence"
+    honest_only = True
+
+    def final(self, world):
+        out = []
+        for sk, graph in sorted(world.relay.state.graphs.items()):
+            winners = {rid: row.rev for rid, row in graph.records.items()}
+            for device_id, device, graph_id in views(world, sk):
+                held = {rid: r["at"] for rid, r in device.records(graph_id).items()}
+                refused = device.store.rows(f"refused:{sk}")
+                wrong = sorted(
+                    rid
+                    for rid in winners.keys() | held.keys()
+                    if held.get(rid) != winners.get(rid) and rid not in refused
+                )
+                if wrong:
+                    out.append(
+                        self.violation(
+                            world,
+                            f"{device_id} does not hold the relay's winners for {len(wrong)} "
+                            f"record(s), e.g. {wrong[0]}: held "
+                            f"{held.get(wrong[0])}, relay {winners.get(wrong[0])}",
+                            graph=sk,
+                            devices=(device_id,),
+                            records=wrong,
+                        )
+                    )
+        return out
+
+
+class LastWriteWins(Invariant):
+    """The stored version of each record is the highest rev written, and of equal
+    revs the relay keeps the first: the row is the first log entry with the top rev."""
+
+    name = "lww"
+
+    def step(self, world):
+        out = []
+        for sk, graph in sorted(world.relay.state.graphs.items()):
+            first_top: dict[str, tuple[int, int]] = {}
+            for entry in graph.log:
+                top = first_top.get(entry.record_id)
+                if top is None or entry.rev > top[0]:
+                    first_top[entry.record_id] = (entry.rev, entry.seq)
+            for rid, row in sorted(graph.records.items()):
+                expected = first_top.get(rid)
+                if expected is not None and (row.rev, row.seq) != expected:
+                    out.append(
+                        self.violation(
+                            world,
+                            f"{rid} is stored at rev {row.rev} seq {row.seq}; the first "
+                            f"write of the highest rev is rev {expected[0]} seq {expected[1]}",
+                            graph=sk,
+                            records=(rid,),
+                        )
+                    )
+        return out
+
+
+class NoLostWrite(Invariant):
+    """Every write a device accepted locally is present (or superseded by an equal or
+    higher rev) on every subscribed device after drain, across crashes and restarts.
+    Writes by devices that were revoked, may not write, or never got the graph's
+    latest key are not owed (liveness covers the last two)."""
+
+    name = "no-lost-write"
+    honest_only = True
+
+    def final(self, world):
+        out = []
+        for write in events(world, "app.write"):
+            writer = world.slots[write.actor]
+            if writer.revoked or writer.device is None:
+                continue
+            sk = storage_key(write.fields["graph"], writer.member)
+            if not can_write(world, write.actor, sk) or writer.device.behind(write.fields["graph"]):
+                continue
+            rid, rev = write.fields["recordId"], write.fields["rev"]
+            for device_id, device, graph_id in views(world, sk):
+                held = device.records(graph_id).get(rid)
+                if held is None or not (held["at"] >= rev or held["data"] == write.fields["data"]):
+                    if rid in device.store.rows(f"refused:{sk}"):
+                        continue
+                    out.append(
+                        self.violation(
+                            world,
+                            f"write #{write.seq} by {write.actor} ({rid} at {rev}) is missing on "
+                            f"{device_id}, which holds {held and held['at']}",
+                            graph=sk,
+                            devices=(write.actor, device_id),
+                            records=(rid,),
+                        )
+                    )
+        return out
