@@ -23,7 +23,9 @@ class AppConfig:
         default=OBSERVE, validator=attrs.validators.in_((OBSERVE, APPROVE))
     )
     auto_grant: bool = True  # [on]; fill key gaps of approved devices while syncing
-    auto_rotate: bool = True  # rotate a graph whose rotationRequired is set, when permitted
+    # Rotate a graph whose rotationRequired is set. Off: several devices doing so at
+    # once split an epoch between two keys (docs/client.md); the revoker rotates.
+    auto_rotate: bool = False
     log_verification: bool = True  # [on]
     backoff: Backoff = attrs.Factory(Backoff)
     push_debounce_s: float = 0.25  # [250 ms]

@@ -11,7 +11,9 @@ import hashlib
 import json
 
 import attrs
+import trio
 
+from simkit.client import Device
 from simkit.errors import SimkitError
 from simkit.protocol.ids import storage_key
 from simkit.protocol.keys import DeviceKeys
@@ -20,6 +22,7 @@ from simkit.relay import Poke, Relay, Request, Response
 from simkit.sim.clock import DEFAULT_EPOCH_MS, relay_clock
 
 MODES = (
+    "accept-revoked",
     "fork",
     "rollback",
     "withhold",
@@ -69,6 +72,11 @@ class Mode:
     def __init__(self, world, action) -> None:
         self.world, self.action, self.params = world, action, dict(action.params)
         self.targets = frozenset(action.targets)
+        self.served: dict[str, float] = {}  # target -> when it was first served a contradiction
+
+    def contradict(self, device_id: str) -> None:
+        """Note that a target was served something the client detects directly."""
+        self.served.setdefault(device_id, trio.current_time())
 
     def aims_at(self, device_id: str | None) -> bool:
         return not self.targets or device_id in self.targets
@@ -107,6 +115,15 @@ class Shadow(Mode):
     def relay_for(self, relay: Relay, device_id: str) -> Relay:
         return self.shadow
 
+    def edit(self, request, device_id, response):
+        """A rolled-back counter below a seq the target was served is a contradiction."""
+        graph_id, what = _route(request)
+        body = _json(response)
+        served = self.world.adversary.served_cursor.get((device_id, graph_id), 0)
+        if body is not None and what == "push" and body["cursor"] < served:
+            self.contradict(device_id)
+        return response
+
 
 class Withhold(Mode):
     """Drop from the targets' pulls the ops other devices push after the switch
@@ -140,7 +157,10 @@ class Withhold(Mode):
             return response
         key = self.storage_key(request, graph_id)
         if what == "pull":
-            body["ops"] = [o for o in body["ops"] if not self._hidden(key, o["recordId"], o["seq"])]
+            kept = [o for o in body["ops"] if not self._hidden(key, o["recordId"], o["seq"])]
+            if len(kept) < len(body["ops"]) and not self.hide_in_log:
+                self.contradict(device_id)
+            body["ops"] = kept
         elif self.hide_in_log:
             entries = [e for e in body["entries"] if not self._hidden(key, e["recordId"], e["seq"])]
             body["entries"] = entries
@@ -202,6 +222,8 @@ class Reorder(Mode):
         field = {"log": "entries", "pull": "ops"}.get(self.params.get("what", "log"))
         if body is None or what != self.params.get("what", "log"):
             return response
+        if field == "entries" and len({e["seq"] for e in body[field]}) > 1:
+            self.contradict(device_id)
         body[field] = list(reversed(body[field]))
         return _with_body(response, body)
 
@@ -281,6 +303,30 @@ class LieEpoch(Mode):
         )
 
 
+class ThiefDevice(Device):
+    """A stolen device running the thief's client: it never holds its writes for a
+    newer epoch, it pushes them under the key it still has."""
+
+    def behind(self, graph_id: str) -> bool:
+        return False
+
+
+class AcceptRevoked(Mode):
+    """Keep serving a revoked target (a stolen device, a colluding relay): its requests
+    are handled as if it were still active. Receivers must refuse what it writes."""
+
+    def handle(self, relay: Relay, request: Request, device_id: str) -> Response:
+        devices = relay.state.devices
+        device = devices.get(device_id)
+        if device is None or device.revoked_at is None:
+            return relay.handle(request)
+        devices[device_id] = attrs.evolve(device, revoked_at=None)
+        try:
+            return relay.handle(request)
+        finally:
+            devices[device_id] = attrs.evolve(devices[device_id], revoked_at=device.revoked_at)
+
+
 class MaliciousRelay:
     """The relay as the network sees it: honest until a mode is switched on."""
 
@@ -288,9 +334,21 @@ class MaliciousRelay:
         self.world = world
         self.modes: list[Mode] = []
         self._snapshots: dict[float, dict] = {}
+        self.served_cursor: dict[tuple[str, str], int] = {}  # (device, graph ID) -> max cursor
+        self.modes_ever: list[Mode] = []
+
+    def contradictions(self) -> dict[str, float]:
+        """Each target's first directly detectable contradiction (simulated time)."""
+        out: dict[str, float] = {}
+        for mode in self.modes_ever:
+            for device_id, t in mode.served.items():
+                out[device_id] = min(t, out.get(device_id, t))
+        return out
 
     def prepare(self, schedule) -> None:
-        """Take the snapshots that ``rollback`` actions will roll back to."""
+        """Take the snapshots that ``rollback`` actions will roll back to: the state
+        right after setup, and one at each scheduled rollback's ``snapshot_at``."""
+        self._capture(0.0)
         for action in schedule:
             if getattr(action, "mode", None) == "rollback":
                 at = float(action.params.get("snapshot_at", 0))
@@ -313,11 +371,13 @@ class MaliciousRelay:
             "drop-wraps": lambda: DropWraps(self.world, action),
             "substitute-wraps": lambda: SubstituteWraps(self.world, action),
             "lie-epoch": lambda: LieEpoch(self.world, action),
+            "accept-revoked": lambda: AcceptRevoked(self.world, action),
         }
         if action.mode not in builders:
             raise AdversaryError(f"unknown adversary mode {action.mode!r}; modes are {MODES}")
         mode = builders[action.mode]()
         self.modes.append(mode)
+        self.modes_ever.append(mode)
         return mode
 
     def switch_off(self, mode: Mode) -> None:
@@ -336,7 +396,11 @@ class MaliciousRelay:
         relay = self.world.relay
         for mode in active:
             relay = mode.relay_for(relay, device_id)
-        response = relay.handle(request)
+        stolen = [m for m in active if isinstance(m, AcceptRevoked)]
+        response = stolen[0].handle(relay, request, device_id) if stolen else relay.handle(request)
         for mode in active:
             response = mode.edit(request, device_id, response)
+        if what == "pull" and response.status == 200:
+            key = (device_id, graph_id)
+            self.served_cursor[key] = max(self.served_cursor.get(key, 0), response.json()["cursor"])
         return response

@@ -1,20 +1,63 @@
 """Scheduled actions: faults, ceremonies and adversary switches, performed at their time."""
 
 import attrs
+import trio
 
+from simkit.client import RelayUnavailable
+from simkit.errors import SimkitError
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
+from simkit.sim.adversary import ThiefDevice
 
 
 def perform(world, action) -> None:
-    """Do ``action`` now (called from the network's timer at ``action.at``)."""
+    """Do ``action`` now (from the network's timer at ``action.at``); a ceremony it
+    starts runs as its own task."""
+    ceremony = _start(world, action)
+    if ceremony is not None:
+        world.spawn(ceremony)
+
+
+async def perform_now(world, action) -> None:
+    """Do ``action`` now and wait for its ceremony to finish (a fuzzer's step)."""
+    ceremony = _start(world, action)
+    if ceremony is not None:
+        await ceremony()
+
+
+def _start(world, action):
     name = type(action).__name__
     world.note("fault" if name in _FAULTS else "event", "schedule", name=name, **_fields(action))
-    handler = _HANDLERS[type(action)]
-    handler(world, action)
+    ceremony = _HANDLERS[type(action)](world, action)
+    if ceremony is None:
+        return None
+
+    async def reported():
+        """A ceremony the relay refused or could not be reached for is reported, not fatal."""
+        try:
+            await ceremony()
+        except SimkitError as exc:
+            world.note("event", "schedule", name="ceremony.failed", action=name, detail=str(exc))
+
+    return reported
 
 
-_FAULTS = {"Partition", "CrashDevice", "CrashRelay", "ErrorBurst", "ClockStep", "Adversary"}
+async def _register(world, slot) -> None:
+    """A new device registers, retrying every 10 s while the relay cannot be reached."""
+    for _ in range(REGISTER_ATTEMPTS):
+        try:
+            await slot.device.register()
+            return
+        except RelayUnavailable:
+            await trio.sleep(10)
+    await slot.device.register()
+
+
+REGISTER_ATTEMPTS = 30
+
+_FAULTS = {
+    "Partition", "CrashDevice", "CrashRelay", "ErrorBurst", "ClockStep", "Adversary", "Steal",
+}  # fmt: skip
 
 
 def _fields(action) -> dict:
@@ -40,18 +83,18 @@ def _error_burst(world, a: S.ErrorBurst) -> None:
 
 
 def _clock_step(world, a: S.ClockStep) -> None:
-    """The step itself is part of the device's clock (see World._clock_for)."""
+    world.step_clock(a.device, a.at, a.step_ms)
 
 
 def _link(world, a: S.LinkDevice) -> None:
     slot = world._new_slot(a.member, a.device)
 
     async def ceremony():
-        await slot.device.register()
+        await _register(world, slot)
         world._subscribe(slot)
         world._start(slot)
 
-    world.spawn(ceremony)
+    return ceremony
 
 
 def _on_device(world, device_id: str):
@@ -82,13 +125,34 @@ def _revoke(world, a: S.Revoke) -> None:
         await device.revoke(a.device)
         world.crash(a.device)  # a revoked device is gone from the fleet
 
-    world.spawn(ceremony)
+    return ceremony
+
+
+def _steal(world, a: S.Steal) -> None:
+    device = _on_device(world, a.by)
+    if device is None or world.slots[a.device].device is None:
+        return
+    slot = world.slots[a.device]
+    slot.revoked = slot.stolen = True
+    world.adversary.switch_on(S.Adversary("accept-revoked", at=a.at, targets=(a.device,)))
+
+    async def theft():
+        await device.revoke(a.device)
+        world.crash(a.device)
+        world.restart(a.device, ThiefDevice)
+
+    return theft
 
 
 def _rotate(world, a: S.Rotate) -> None:
     device = _on_device(world, a.by)
     if device is not None:
-        world.spawn(device.rotate, graph_id_for(a.graph, device.member_id))
+        graph_id = graph_id_for(a.graph, device.member_id)
+
+        async def ceremony():
+            await device.rotate(graph_id)
+
+        return ceremony
 
 
 def _recover(world, a: S.Recover) -> None:
@@ -100,11 +164,11 @@ def _recover(world, a: S.Recover) -> None:
 
     async def ceremony():
         slot.device.import_bundle(bundle, "simulated passphrase")
-        await slot.device.register()
+        await _register(world, slot)
         world._subscribe(slot)
         world._start(slot)
 
-    world.spawn(ceremony)
+    return ceremony
 
 
 def _join(world, a: S.Join) -> None:
@@ -133,6 +197,7 @@ _HANDLERS = {
     S.Approve: _approve,
     S.Reject: _reject,
     S.Revoke: _revoke,
+    S.Steal: _steal,
     S.Rotate: _rotate,
     S.Recover: _recover,
     S.Join: _join,

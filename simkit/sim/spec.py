@@ -114,6 +114,16 @@ class Revoke:
 
 
 @attrs.frozen
+class Steal:
+    """``by`` revokes ``device``, but a thief keeps it running and writing, and the relay
+    colludes (``accept-revoked``): other devices must refuse what it writes."""
+
+    by: str
+    device: str
+    at: float = attrs.field(validator=_at)
+
+
+@attrs.frozen
 class Rotate:
     by: str
     graph: str
@@ -161,7 +171,7 @@ class Adversary:
 
 Action = (
     Partition | CrashDevice | CrashRelay | ErrorBurst | ClockStep | LinkDevice | Approve | Reject
-    | Revoke | Rotate | Recover | Join | Leave | Adversary
+    | Revoke | Steal | Rotate | Recover | Join | Leave | Adversary
 )  # fmt: skip
 
 

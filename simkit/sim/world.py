@@ -30,7 +30,8 @@ from simkit.sim.trace import Trace
 from simkit.sim.variant import HONEST, Variant
 from simkit.sim.workload import next_write
 
-SETTLE_POLL_S = 1.0
+SETTLE_POLL_S = 5.0
+STABLE_S = 40.0  # longer than a device's 30 s recheck of keys and key gaps
 
 
 @attrs.define
@@ -46,6 +47,7 @@ class DeviceSlot:
     boots: int = 0
     scope: trio.CancelScope | None = None
     revoked: bool = False
+    stolen: bool = False  # revoked, but a thief keeps it running
 
     @property
     def alive(self) -> bool:
@@ -71,6 +73,8 @@ class World:
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
         self.relay_up = True
+        self._relay_outage = 0
+        self._relay_back_at = 0.0
 
     # -- building -----------------------------------------------------------------------
 
@@ -85,18 +89,20 @@ class World:
         )
 
     def _clock_for(self, device_id: str) -> DeviceClock:
-        steps = [
-            ClockJump(a.at, a.step_ms)
-            for a in self.spec.schedule
-            if isinstance(a, S.ClockStep) and a.device == device_id
-        ]
         c = self.spec.clocks
         return DeviceClock.drawn(
             self.entropy.fork(f"clock/{device_id}"),
             max_offset_ms=c.max_offset_ms,
             max_drift_ppm=c.max_drift_ppm,
-            jumps=steps,
         )
+
+    def step_clock(self, device_id: str, at: float, step_ms: int) -> None:
+        """A device's wall clock steps by ``step_ms`` from virtual time ``at`` on."""
+        slot = self.slots[device_id]
+        slot.clock = attrs.evolve(slot.clock, jumps=(*slot.clock.jumps, ClockJump(at, step_ms)))
+        if slot.device is not None:
+            slot.device.clock = slot.clock
+        self.trace.register_clock(device_id, slot.clock.now_ms)
 
     def _new_slot(self, member: str, device_id: str) -> DeviceSlot:
         if device_id in self.slots:
@@ -201,12 +207,13 @@ class World:
             slot.scope.cancel()
         self.note("crash", device_id, what="device-crash")
 
-    def restart(self, device_id: str) -> None:
+    def restart(self, device_id: str, device_class: type[Device] | None = None) -> None:
+        """Boot a crashed device from its snapshot (as ``device_class``, e.g. a thief's)."""
         slot = self.slots[device_id]
         if slot.alive:
             return
         slot.boots += 1
-        slot.device = self.variant.device.restore(
+        slot.device = (device_class or self.variant.device).restore(
             slot.snapshot, self.network.transport(device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
@@ -215,16 +222,23 @@ class World:
         self._start(slot)
 
     def crash_relay(self, until: float) -> None:
-        state = self.relay.snapshot()
-        self.network.crash_relay(until=None)
-        self.relay_up = False
-        self.note("crash", RELAY, what="relay-crash")
-        self.network.call_at(until, self._restart_relay, state)
+        """The relay is down until ``until``; a crash during an outage extends it."""
+        self._relay_outage += 1
+        self._relay_back_at = max(until, self._relay_back_at if not self.relay_up else until)
+        if self.relay_up:
+            self.network.crash_relay(until=None)
+            self.relay_up = False
+            self.note("crash", RELAY, what="relay-crash")
+        self.network.call_at(self._relay_back_at, self._restart_relay, self._relay_outage)
 
-    def _restart_relay(self, state: dict) -> None:
+    def _restart_relay(self, outage: int) -> None:
+        """Restart from what the relay had committed when it went down (it served
+        nothing since), unless a later crash extended the outage."""
+        if outage != self._relay_outage or self.relay_up:
+            return
         self.relay = self.variant.relay.restore(
-            self.host, relay_clock(DEFAULT_EPOCH_MS), state, on_event=self._relay_event,
-            **self.spec.relay_settings,
+            self.host, relay_clock(DEFAULT_EPOCH_MS), self.relay.snapshot(),
+            on_event=self._relay_event, **self.spec.relay_settings,
         )  # fmt: skip
         self.network.restart_relay(self.adversary.handle)
         self.relay_up = True
@@ -283,7 +297,7 @@ class World:
         while True:
             await trio.sleep(-w.interval_s * math.log1p(-draws.random()))
             slot = self.slots[device_id]
-            if not slot.alive or slot.revoked:
+            if not slot.alive or (slot.revoked and not slot.stolen):
                 continue
             serial += 1
             write = next_write(slot.device, self.graphs_of(slot.member), w, draws, serial)
@@ -328,16 +342,31 @@ class World:
             if not slot.alive and not slot.revoked:
                 self.restart(device_id)
         deadline = trio.current_time() + self.spec.drain_s
-        stable = 0
+        last, since = None, trio.current_time()
         while trio.current_time() < deadline:
             for slot in self._alive():
                 slot.device.wake()
-            await trio.sleep(SETTLE_POLL_S * 5)
-            stable = stable + 1 if self.settled() else 0
-            if stable >= 2:
-                self.settled_at = trio.current_time()
+            await trio.sleep(SETTLE_POLL_S)
+            now, state = trio.current_time(), self._progress()
+            if state != last:
+                last, since = state, now
+            elif self.settled() and now - since >= STABLE_S:
+                self.settled_at = now
                 break
         self.note("check", "world", what="quiescence", settled=self.settled_at is not None)
+
+    def _progress(self) -> tuple:
+        """What changes while the world is still converging: relay counters, epochs and
+        wraps, and each device's queue and cursors."""
+        relay = tuple(
+            (sk, g.seq, g.latest_epoch, sum(len(h) for h in g.wraps.values()))
+            for sk, g in sorted(self.relay.state.graphs.items())
+        )
+        devices = tuple(
+            (s.device_id, s.device.pending(), tuple(sorted(s.device.store.rows("cursor").items())))
+            for s in self._alive()
+        )
+        return relay, devices
 
     def _alive(self) -> list[DeviceSlot]:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]

@@ -165,3 +165,30 @@ async def test_registering_the_same_device_id_with_other_keys_is_refused():
     impostor = world.device("alice", "a1", entropy_label="impostor")
     with pytest.raises(DeviceError, match="409"):
         await impostor.register()
+
+
+@virtual
+async def test_protocol_limit_concurrent_rotations_in_approve_mode_split_an_epoch():
+    """Spec gap (docs/client.md): a second POST of a new epoch is a grant, and its
+    answer does not say so. Its key reaches every device the first rotator excluded."""
+    import trio
+
+    world = World()
+    strict = app_config(approval_mode=APPROVE)
+    a1 = await world.registered("alice", "a1", config=strict)
+    b1 = await world.registered("bob", "b1", config=strict)
+    c1 = await world.registered("carol", "c1", config=strict)
+    for holder, others in ((a1, ("b1",)), (b1, ("a1", "c1"))):
+        for other in others:
+            holder.set_pin(other, "approved", "human", world.devices[other].fingerprint)
+    assert await a1.bootstrap("g:team")
+    for device in (b1, c1):
+        device.subscribe("g:team")
+    await world.sync_all()
+    async with trio.open_nursery() as nursery:  # a1 excludes c1; b1 approves it
+        nursery.start_soon(a1.rotate, "g:team")
+        nursery.start_soon(b1.rotate, "g:team")
+    await world.sync_all()
+    keys = {d.device_id: d.keyring("g:team").keys.get(2) for d in (a1, b1, c1)}
+    assert keys["a1"] == keys["b1"]  # the rotators read back what the relay holds
+    assert keys["c1"] is not None and keys["c1"] != keys["a1"]  # c1 got the loser's key

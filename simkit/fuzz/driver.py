@@ -1,0 +1,100 @@
+"""Drive a world one step at a time from synchronous code (a Hypothesis state machine).
+
+The world runs in its own thread inside one deterministic ``trio.run`` with a
+``MockClock``. Between steps the clock is frozen (no autojump) and every task is
+blocked, so the caller reads the world's state safely and nothing happens behind
+its back. A step runs inside the Trio thread until it and every task it woke are
+blocked again; ``advance`` lets virtual time run. The same steps in the same order
+give the same trace.
+"""
+
+import math
+import threading
+
+import trio
+import trio.testing
+
+from simkit.errors import SimkitError
+from simkit.sim.determinism import deterministic_trio
+from simkit.sim.spec import WorldSpec
+from simkit.sim.variant import HONEST, Variant
+from simkit.sim.world import World
+
+
+class DriverError(SimkitError):
+    """The world's thread failed or stopped."""
+
+
+class WorldDriver:
+    def __init__(self, spec: WorldSpec, variant: Variant = HONEST) -> None:
+        self.world = World(spec, variant)
+        self.clock = trio.testing.MockClock(autojump_threshold=0)
+        self._ready = threading.Event()
+        self._token = None
+        self._stop: trio.Event | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="simkit-world", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise DriverError(f"the world failed to start: {self._error!r}") from self._error
+
+    def _main(self) -> None:
+        try:
+            with deterministic_trio(self.world.spec.seed):
+                trio.run(self._serve, clock=self.clock)
+        except BaseException as exc:  # reported to the caller, never lost in the thread
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        async with self.world.running():
+            self._stop = trio.Event()
+            self._token = trio.lowlevel.current_trio_token()
+            await self._settle()
+            self._ready.set()
+            await self._stop.wait()
+
+    async def _settle(self) -> None:
+        """Freeze time and wait until every other task is blocked."""
+        self.clock.autojump_threshold = math.inf
+        await trio.testing.wait_all_tasks_blocked()
+
+    def run(self, async_fn, *args):
+        """Run ``async_fn(*args)`` in the world, then let the world settle; return its result."""
+
+        async def step():
+            self.clock.autojump_threshold = 0  # the step may wait on the network or a timer
+            result = await async_fn(*args)
+            await self._settle()
+            return result
+
+        return self._call(step)
+
+    def do(self, fn, *args):
+        """Run a synchronous ``fn(*args)`` inside the world's thread (it may wake tasks)."""
+
+        async def call():
+            return fn(*args)
+
+        return self.run(call)
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` of virtual time pass."""
+
+        self.run(trio.sleep, seconds)
+
+    def now(self) -> float:
+        return self.clock.current_time()
+
+    def _call(self, async_fn):
+        if self._error is not None or not self._thread.is_alive():
+            raise DriverError(f"the world is not running: {self._error!r}")
+        return trio.from_thread.run(async_fn, trio_token=self._token)
+
+    def close(self) -> None:
+        """Stop the world and its thread."""
+        if self._thread.is_alive() and self._token is not None:
+            trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
+        self._thread.join(timeout=60)
