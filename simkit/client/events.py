@@ -16,6 +16,7 @@ EVENT_KINDS = (
     "sync.done",
     # simkit's own additions (docs/client.md):
     "push.rejected",
+    "record.restamped",
     "log.alarm",
     "device.approved",
 )

@@ -147,7 +147,7 @@ def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> 
         if entry is None or entry["r"]["at"] != op["rev"]:
             continue  # rewritten while the push was in flight: the new version stays queued
         if reason == "rev-too-far-ahead":
-            _restamp(device, sk, entry)
+            _restamp(device, graph_id, sk, entry)
             continue
         device.store.delete(f"queue:{sk}", record_id)
         if reason is not None:
@@ -170,8 +170,11 @@ def _repair_clock(device, relay_now: int) -> None:
     device.store.put("meta", "last", min(device.store.get("meta", "last", 0), corrected))
 
 
-def _restamp(device, sk: str, entry: dict) -> None:
+def _restamp(device, graph_id: str, sk: str, entry: dict) -> None:
     record = {**entry["r"], "at": device._stamp(entry["prior"])}
+    device.emit(
+        "record.restamped", graph_id, recordId=record["id"], old=entry["r"]["at"], new=record["at"]
+    )
     device.store.put(f"records:{sk}", record["id"], record)
     device.store.put(f"queue:{sk}", record["id"], {"r": record, "prior": entry["prior"]})
 

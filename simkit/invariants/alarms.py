@@ -2,6 +2,7 @@
 the relay misbehaves in a way the protocol can detect."""
 
 from simkit.invariants.base import Invariant, events
+from simkit.sim.clock import DEFAULT_EPOCH_MS
 
 # How long, in simulated seconds after the relay served a direct contradiction, a
 # target may take to alarm: its next sync run comes within one poll interval (5 s);
@@ -11,18 +12,44 @@ BOUND_S = 30.0
 
 class AlarmSoundness(Invariant):
     """With an honest relay, under any network faults, clock skew and crashes, no device
-    ever reaches ``alarm`` and no honest record is rejected."""
+    ever reaches ``alarm`` and no honest record is rejected.
+
+    One rejection is the protocol's own doing and is counted in ``known`` instead
+    (docs/findings.md, F2): a record written before its writer was revoked, stamped
+    (by a clock running ahead) after the revocation, refused as ``revoked-device``.
+    """
 
     name = "alarm-soundness"
     honest_only = True
 
     def __init__(self) -> None:
         self._read = 0
+        self._writes: dict[tuple[str, int], tuple[str, float]] = {}  # (record, rev) -> writer, t
+        self.known: list[str] = []
+
+    def _written_before_revocation(self, world, event) -> bool:
+        writer, t = self._writes.get((event.fields["recordId"], event.fields["rev"]), (None, 0.0))
+        device = world.relay.state.devices.get(writer) if writer else None
+        return (
+            device is not None
+            and device.revoked_at is not None
+            and DEFAULT_EPOCH_MS + t * 1000 < device.revoked_at
+        )
 
     def step(self, world):
         out = []
         for event in world.trace.since(self._read):
             name = event.fields.get("name") if event.kind == "event" else None
+            if name == "app.write":
+                self._writes[event.fields["recordId"], event.fields["rev"]] = (event.actor, event.t)
+            elif name == "record.restamped":
+                writer = self._writes.get((event.fields["recordId"], event.fields["old"]))
+                if writer is not None:
+                    self._writes[event.fields["recordId"], event.fields["new"]] = writer
+            if name == "record.rejected" and event.fields["reason"] == "revoked-device":
+                if self._written_before_revocation(world, event):
+                    self.known.append(f"F2: {event.actor} refused {event.fields['recordId']}")
+                    continue
             if name == "log.alarm":
                 detail = f"{event.actor} raised the log alarm: {event.fields['reason']}"
             elif name == "record.rejected":

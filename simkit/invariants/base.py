@@ -54,13 +54,18 @@ class Invariant:
 
 def views(world, storage_key: str):
     """(device_id, device, graph_id) of each live, unrevoked device following a graph
-    unfiltered and holding its latest epoch: the devices that must hold everything."""
+    unfiltered and holding every epoch its rows are sealed under (and the latest):
+    the devices that must hold everything. A device nobody gave a key (approve mode)
+    is blocked on purpose, not owed the records."""
     graph = world.relay.state.graphs.get(storage_key)
-    latest = graph.latest_epoch if graph is not None else 0
+    if graph is None:
+        return
+    needed = {row.e for row in graph.records.values() if row.e is not None}
+    needed.add(graph.latest_epoch)
     for device_id in world.followers(storage_key):
         device = world.slots[device_id].device
         graph_id = graph_id_for(storage_key, device.member_id)
-        if device.unfiltered(graph_id) and latest in device.keyring(graph_id).keys:
+        if device.unfiltered(graph_id) and needed <= device.keyring(graph_id).keys.keys():
             yield device_id, device, graph_id
 
 

@@ -71,35 +71,62 @@ class LastWriteWins(Invariant):
 class NoLostWrite(Invariant):
     """Every write a device accepted locally is present (or superseded by an equal or
     higher rev) on every subscribed device after drain, across crashes and restarts.
-    Writes by devices that were revoked, may not write, or never got the graph's
-    latest key are not owed (liveness covers the last two)."""
+
+    Owed are each device's last write of each record, and every write the relay
+    logged. (A write replaced in its device's queue before it was pushed never
+    reaches the relay: its device's later write supersedes it.) A write re-stamped
+    after a clock repair (``record.restamped``) counts at its new rev. Writes by
+    devices that were revoked, may not write, or never got the graph's latest key
+    are not owed (liveness covers the last two).
+    """
 
     name = "no-lost-write"
     honest_only = True
 
     def final(self, world):
-        out = []
+        moved = {
+            (e.actor, e.fields["graph"], e.fields["recordId"], e.fields["old"]): e.fields["new"]
+            for e in events(world, "record.restamped")
+        }
+        logged = {
+            (sk, entry.record_id, entry.rev)
+            for sk, graph in world.relay.state.graphs.items()
+            for entry in graph.log
+        }
+        last, owed = {}, []
         for write in events(world, "app.write"):
+            key = (write.actor, write.fields["graph"], write.fields["recordId"])
+            rev = write.fields["rev"]
+            while (*key, rev) in moved:
+                rev = moved[(*key, rev)]
+            sk = storage_key(write.fields["graph"], world.slots[write.actor].member)
+            last[key] = (write, rev, sk)
+            if (sk, write.fields["recordId"], rev) in logged:
+                owed.append((write, rev, sk))
+        out = []
+        by_seq = {write.seq: (write, rev, sk) for write, rev, sk in (*owed, *last.values())}
+        for _, (write, rev, sk) in sorted(by_seq.items()):
             writer = world.slots[write.actor]
-            if writer.revoked or writer.device is None:
+            if writer.revoked or writer.device is None or not can_write(world, write.actor, sk):
                 continue
-            sk = storage_key(write.fields["graph"], writer.member)
-            if not can_write(world, write.actor, sk) or writer.device.behind(write.fields["graph"]):
+            if writer.device.behind(write.fields["graph"]):
                 continue
-            rid, rev = write.fields["recordId"], write.fields["rev"]
-            for device_id, device, graph_id in views(world, sk):
-                held = device.records(graph_id).get(rid)
-                if held is None or not (held["at"] >= rev or held["data"] == write.fields["data"]):
-                    if rid in device.store.rows(f"refused:{sk}"):
-                        continue
-                    out.append(
-                        self.violation(
-                            world,
-                            f"write #{write.seq} by {write.actor} ({rid} at {rev}) is missing on "
-                            f"{device_id}, which holds {held and held['at']}",
-                            graph=sk,
-                            devices=(write.actor, device_id),
-                            records=(rid,),
-                        )
-                    )
+            out.extend(self._missing(world, write, rev, sk))
         return out
+
+    def _missing(self, world, write, rev, sk):
+        rid = write.fields["recordId"]
+        for device_id, device, graph_id in views(world, sk):
+            held = device.records(graph_id).get(rid)
+            if held is not None and (held["at"] >= rev or held["data"] == write.fields["data"]):
+                continue
+            if rid in device.store.rows(f"refused:{sk}"):
+                continue
+            yield self.violation(
+                world,
+                f"write #{write.seq} by {write.actor} ({rid} at {rev}) is missing on "
+                f"{device_id}, which holds {held and held['at']}",
+                graph=sk,
+                devices=(write.actor, device_id),
+                records=(rid,),
+            )

@@ -1,0 +1,100 @@
+"""Reproducers: a failing fuzz run as a self-contained JSON file, and its replay.
+
+The file holds the simkit version, the machine, the world parameters (seed
+included), the variant, and the step list. Replaying applies the same steps to
+the same world, checking the invariants after each step and at quiescence, so
+it fails at the same place with the same trace hash every time.
+"""
+
+import json
+from pathlib import Path
+
+import attrs
+
+from simkit import __version__
+from simkit.errors import SimkitError
+from simkit.fuzz.driver import WorldDriver
+from simkit.fuzz.steps import WorldParams, apply_step
+from simkit.invariants import Monitor, Violation
+from simkit.sim.variant import HONEST, load_variant
+
+
+class ReproducerError(SimkitError, ValueError):
+    """A reproducer file is missing, unreadable, or lacks a field."""
+
+
+@attrs.frozen
+class Reproducer:
+    machine: str  # "honest" | "adversary"
+    params: WorldParams
+    steps: tuple[dict, ...]
+    variant: str | None = None  # "module:name"
+    violations: tuple[dict, ...] = ()
+    trace_hash: str | None = None
+    simkit: str = __version__
+
+    def to_json(self) -> dict:
+        return {
+            "simkit": self.simkit,
+            "machine": self.machine,
+            "variant": self.variant,
+            "world": self.params.to_json(),
+            "steps": list(self.steps),
+            "violations": list(self.violations),
+            "trace_hash": self.trace_hash,
+        }
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Reproducer":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ReproducerError(f"{path}: cannot read: {exc.strerror}") from None
+        except ValueError as exc:
+            raise ReproducerError(f"{path}: not JSON: {exc}") from None
+        try:
+            return cls(
+                machine=data["machine"],
+                params=WorldParams(**data["world"]),
+                steps=tuple(data["steps"]),
+                variant=data.get("variant"),
+                violations=tuple(data.get("violations", ())),
+                trace_hash=data.get("trace_hash"),
+                simkit=data.get("simkit", "unknown"),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ReproducerError(f"{path}: missing or malformed field {exc}") from None
+
+
+@attrs.frozen
+class Replay:
+    violations: tuple[Violation, ...]
+    failed_at: int | None  # step index, len(steps) for quiescence, None when nothing failed
+    trace_hash: str
+    world: object = attrs.field(eq=False, repr=False)
+
+
+def replay(repro: Reproducer) -> Replay:
+    """Rerun a reproducer; stop at the first step after which an invariant breaks."""
+    variant = load_variant(repro.variant) if repro.variant else HONEST
+    monitor = Monitor(honest=repro.machine == "honest")
+    driver = WorldDriver(repro.params.spec(), variant)
+    try:
+        violations = monitor.step(driver.world)
+        for index, step in enumerate(repro.steps):
+            if violations:
+                return Replay(
+                    tuple(violations), index - 1, driver.world.trace.trace_hash(), driver.world
+                )
+            apply_step(driver, step, index)
+            violations = monitor.step(driver.world)
+        if not violations:
+            driver.run(driver.world.quiesce)
+            violations = monitor.final(driver.world)
+        failed_at = len(repro.steps) if violations else None
+        return Replay(tuple(violations), failed_at, driver.world.trace.trace_hash(), driver.world)
+    finally:
+        driver.close()
