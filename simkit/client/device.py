@@ -193,8 +193,10 @@ class Device:
         return Keyring.from_wire(wire) if wire else Keyring()
 
     def adopt_key(self, graph_id: str, epoch: int, key: bytes) -> None:
+        """Keep a graph key; durable at once, so a crash never moves the epoch back."""
         ring = self.keyring(graph_id).with_key(epoch, key)
         self.store.put("keyring", self.storage_key(graph_id), ring.to_wire())
+        self.store.commit()
 
     def relay_epoch(self, graph_id: str) -> int:
         return (self.store.get("graphs", graph_id) or {}).get("latest", 0)
@@ -204,6 +206,7 @@ class Device:
         meta = self.store.get("graphs", graph_id) or {"sk": self.storage_key(graph_id)}
         if epoch is not None and epoch > meta.get("latest", 0):
             self.store.put("graphs", graph_id, {**meta, "latest": epoch})
+            self.store.commit()  # durable at once: the epoch never moves back after a crash
 
     def due(self, graph_id: str, what: str) -> bool:
         """Whether to ask the relay for ``keys`` or ``grants`` (key gaps) this run.

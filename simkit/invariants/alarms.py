@@ -46,10 +46,14 @@ class AlarmSoundness(Invariant):
                 writer = self._writes.get((event.fields["recordId"], event.fields["old"]))
                 if writer is not None:
                     self._writes[event.fields["recordId"], event.fields["new"]] = writer
-            if name == "record.rejected" and event.fields["reason"] == "revoked-device":
-                if self._written_before_revocation(world, event):
-                    self.known.append(f"F2: {event.actor} refused {event.fields['recordId']}")
-                    continue
+            refused_by_skew = (
+                name == "record.rejected"
+                and event.fields["reason"] == "revoked-device"
+                and self._written_before_revocation(world, event)
+            )
+            if refused_by_skew:
+                self.known.append(f"F2: {event.actor} refused {event.fields['recordId']}")
+                continue
             if name == "log.alarm":
                 detail = f"{event.actor} raised the log alarm: {event.fields['reason']}"
             elif name == "record.rejected":

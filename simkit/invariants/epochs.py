@@ -115,7 +115,7 @@ class Epochs(Invariant):
                     continue
                 if device.device_id in self._minted.get((sk, latest), (0, set()))[1]:
                     continue
-                if self._pending_approval(world, device.device_id):
+                if self._pending_approval(world, device.device_id, sk, latest):
                     continue
                 out.append(
                     self.violation(
@@ -129,13 +129,14 @@ class Epochs(Invariant):
         return out
 
     @staticmethod
-    def _pending_approval(world, device_id: str) -> bool:
-        """In approve mode a device nobody approved is blocked on purpose (named in
-        excluding at the next rotation; never granted)."""
+    def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> bool:
+        """In approve mode a device that no holder of the graph's latest key approved is
+        blocked on purpose (never granted; named in excluding at the next rotation)."""
         if world.config.approval_mode != "approve":
             return False
+        holders = world.relay.state.graphs[storage_key].wraps.get(latest, {})
         return not any(
-            (slot.device.pin(device_id) or {}).get("state") == "approved"
-            for slot in world.slots.values()
-            if slot.device is not None and not slot.revoked
+            (world.slots[h].device.pin(device_id) or {}).get("state") == "approved"
+            for h in sorted(holders)
+            if h in world.slots and world.slots[h].device is not None
         )

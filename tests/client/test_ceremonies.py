@@ -185,7 +185,19 @@ async def test_protocol_limit_concurrent_rotations_in_approve_mode_split_an_epoc
     for device in (b1, c1):
         device.subscribe("g:team")
     await world.sync_all()
-    async with trio.open_nursery() as nursery:  # a1 excludes c1; b1 approves it
+    a1_posted = trio.Event()
+    a1.transport.fail = lambda r: (
+        a1_posted.set() if r.path.endswith("/keys") and r.method == "POST" else None
+    )
+    b1_send = b1.transport.send
+
+    async def b1_after_a1(request):  # both read epoch 1; a1 (which excludes c1) posts first
+        if request.method == "POST" and request.path.endswith("/keys"):
+            await a1_posted.wait()
+        return await b1_send(request)
+
+    b1.transport.send = b1_after_a1
+    async with trio.open_nursery() as nursery:
         nursery.start_soon(a1.rotate, "g:team")
         nursery.start_soon(b1.rotate, "g:team")
     await world.sync_all()
