@@ -56,12 +56,16 @@ def fold(
     held_rev: Callable[[str], float | None],
     refused_rev: Callable[[str], float | None],
     is_checkpoint: Callable[[str], bool] = lambda record_id: False,
+    moved: frozenset[str] = frozenset(),
 ) -> LogState:
     """Fold entries with ``through < seq <= upto``; check (1) on each.
 
     ``entries`` must hold every log entry up to ``upto`` (a complete page), so
     boundaries up to ``upto`` become final. ``held_rev(id)`` is the rev the device
-    holds, ``refused_rev(id)`` the rev it refused on purpose (or None).
+    holds, ``refused_rev(id)`` the rev it refused on purpose (or None). ``moved``
+    names records with a later log entry beyond ``upto``: the relay serves a record's
+    current version only, so a device whose pull stopped early (rule 4) was never
+    served the older versions those entries name.
     """
     if log.state == ALARM:
         return log
@@ -75,7 +79,8 @@ def fold(
         if seq > upto:
             break
         held, refused = held_rev(record_id), refused_rev(record_id)
-        if not ((held is not None and held >= rev) or (refused is not None and refused >= rev)):
+        served = (held is not None and held >= rev) or (refused is not None and refused >= rev)
+        if not served and record_id not in moved:
             return log.alarmed(
                 f"log entry seq {seq} names {record_id!r} at rev {rev}, which was never served"
             )

@@ -343,21 +343,24 @@ async def verify_log(device, graph_id: str) -> None:
     def is_checkpoint(record_id):
         return record_id in records and records[record_id]["kind"] == CHECKPOINT_KIND
 
-    while log.state != ALARM and log.through < served:
-        query = {"after": str(log.through), "limit": str(LOG_PAGE)}
+    entries = []
+    after = log.through
+    while log.state != ALARM and log.through < served:  # read the log to its end
+        query = {"after": str(after), "limit": str(LOG_PAGE)}
         response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
         if response.status != 200:  # e.g. an older relay without the log route
             _save_log(device, graph_id, unverified(log))
             return
         answer = response.json()
-        entries = answer["entries"]
         if answer["head"] < log.last_seq:
             log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
             break
-        upto = served if not answer["more"] else min(served, entries[-1]["seq"])
-        log = fold(log, entries, upto, held_rev, refused_rev, is_checkpoint)
-        if not entries and answer["more"]:
+        entries.extend(answer["entries"])
+        if not answer["more"] or not answer["entries"]:
             break
+        after = answer["entries"][-1]["seq"]
+    moved = frozenset(e["recordId"] for e in entries if e["seq"] > served)
+    log = fold(log, entries, served, held_rev, refused_rev, is_checkpoint, moved)
     log = compare(log)
     if log.through >= served:
         log = verified(log)

@@ -210,3 +210,27 @@ def test_a_reversed_log_page_reaching_past_the_served_seq_still_latches_alarm():
     folded = fold(log, page, 8, lambda r: 100, lambda r: None)
     assert folded.state == "alarm" and "increasing seq order" in folded.alarm
     assert folded.through == 0  # nothing was folded past entries it never checked
+
+
+@virtual
+async def test_check1_excuses_an_old_entry_whose_record_moved_past_a_pull_stopped_by_rule_4():
+    """Found by the fuzzer: a record rewritten under an epoch the device lacks sits
+    beyond the seq it was served; its older log entries name versions no longer served."""
+    from simkit.client import APPROVE
+
+    world = World()
+    a1 = await world.registered("alice", "a1", config=app_config(approval_mode=APPROVE))
+    b1 = await world.registered("bob", "b1")
+    a1.set_pin("b1", "approved", "human", b1.fingerprint)
+    assert await a1.bootstrap("g:team")
+    a1.put("g:team", "r0", "note", {"v": 1})  # seq 1, epoch 1
+    a1.put("g:team", "r1", "note", {"v": 1})  # seq 2, epoch 1
+    await a1.sync()
+    a1.forget_device("b1")
+    assert await a1.rotate("g:team")  # epoch 2 excludes b1
+    a1.put("g:team", "r0", "note", {"v": 2})  # seq 3, epoch 2
+    await a1.sync()
+    b1.subscribe("g:team")
+    await b1.sync()
+    assert b1.store.get("cursor", "g:team") == 2 and b1.get("g:team", "r1") is not None
+    assert b1.graph_status("g:team").log != "alarm"
