@@ -6,9 +6,20 @@ import sys
 import click
 
 from simkit import __version__
+from simkit.errors import SimkitError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Commands(click.Group):
+    """Every simkit error becomes a one-line message and exit status 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except SimkitError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="simkit")
 def main() -> None:
     """simkit: a deterministic simulator and property-testing harness for the
@@ -26,6 +37,113 @@ def vectors() -> None:
     from simkit.vectors import compute
 
     click.echo(json.dumps(compute(), indent=2, ensure_ascii=False))
+
+
+@main.command()
+@click.option(
+    "--time",
+    "seconds",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Wall-clock budget in seconds.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fuzz session.")
+@click.option(
+    "--max-steps",
+    type=int,
+    default=25,
+    show_default=True,
+    help="Steps per example (Hypothesis shrinks failures below it).",
+)
+@click.option(
+    "--variant",
+    "variant_ref",
+    metavar="MODULE:NAME",
+    help="Fuzz a protocol variant (docs/variants.md) instead of the honest stack.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Reproducer path (default: simkit-repro-<variant>-<seed>.json).",
+)
+def fuzz(
+    seconds: float, seed: int, max_steps: int, variant_ref: str | None, out: str | None
+) -> None:
+    """Run the state machines until the time budget ends or an invariant breaks.
+
+    On a violation: print the shrunk steps, write a reproducer (JSON) and exit 1.
+    Otherwise print examples run, steps per second and the invariants checked.
+    """
+    from simkit.fuzz.runner import fuzz as run_fuzz
+    from simkit.sim.variant import HONEST, load_variant
+
+    variant = load_variant(variant_ref) if variant_ref else HONEST
+    click.echo(f"fuzzing {variant.name} ({variant.description}) for {seconds:g} s, seed {seed}")
+
+    def progress(result) -> None:
+        rate = result.steps / result.seconds if result.seconds else 0
+        click.echo(
+            f"\r  {result.seconds:6.1f} s  {result.examples} examples  {result.steps} steps  "
+            f"{rate:,.0f} steps/s",
+            err=True,
+            nl=False,
+        )
+
+    result = run_fuzz(
+        variant, seconds=seconds, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
+        progress=progress,
+    )  # fmt: skip
+    click.echo("", err=True)
+    if result.failure is None:
+        rate = result.steps / result.seconds if result.seconds else 0
+        click.echo(
+            f"no violation: {result.examples} examples, {result.steps} steps, "
+            f"{rate:,.0f} steps/s in {result.seconds:.1f} s"
+        )
+        click.echo("invariants checked: " + ", ".join(result.invariants))
+        return
+    click.echo(f"VIOLATION after {result.found_after or result.seconds:.1f} s "
+               f"(shrunk in {result.seconds:.1f} s total):")  # fmt: skip
+    click.echo(result.failure)
+    if result.reproducer is not None:
+        click.echo(f"shrunk steps ({len(result.reproducer.steps)}):")
+        for index, step in enumerate(result.reproducer.steps):
+            click.echo(f"  {index:3d}  {json.dumps(step)}")
+        path = out or f"simkit-repro-{variant.name}-{seed}.json"
+        result.reproducer.write(path)
+        click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
+    sys.exit(1)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+def replay(file: str) -> None:
+    """Rerun a reproducer exactly and say which invariant failed where.
+
+    Exits 1 when an invariant fails (the reproducer reproduces), 0 otherwise.
+    """
+    from simkit.fuzz.reproducer import Reproducer
+    from simkit.fuzz.reproducer import replay as run_replay
+
+    repro = Reproducer.load(file)
+    result = run_replay(repro)
+    click.echo(f"trace-hash: {result.trace_hash}")
+    if not result.violations:
+        click.echo(f"no violation in {len(repro.steps)} steps and quiescence")
+        return
+    where = (
+        "at quiescence"
+        if result.failed_at == len(repro.steps)
+        else f"after step {result.failed_at}: {json.dumps(repro.steps[result.failed_at])}"
+        if result.failed_at >= 0
+        else "before the first step"
+    )
+    click.echo(f"violated {where}")
+    for violation in result.violations:
+        click.echo(f"  {violation}")
+    sys.exit(1)
 
 
 BENCH_GROUPS = ("crypto", "relay", "sim")

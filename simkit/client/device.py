@@ -423,8 +423,13 @@ class Device:
 
     # -- sync -------------------------------------------------------------------------
 
-    async def sync(self, graph_id: str | None = None) -> None:
-        """One sync run over one graph or every followed graph; ``sync.done`` after each."""
+    async def sync(self, graph_id: str | None = None, *, full: bool = False) -> None:
+        """One sync run over one graph or every followed graph; ``sync.done`` after each.
+
+        ``full`` (a user's "sync now") also re-reads keys and key gaps at once.
+        """
+        if full:
+            self._checked.clear()
         if not self._booted:
             self._booted = True
             if self.config.approval_mode == OBSERVE:

@@ -123,11 +123,21 @@ class WorldMachine(RuleBasedStateMachine):
         pair = data.draw(st.lists(st.sampled_from(writers), min_size=2, max_size=2, unique=True))
         self.do(rule="concurrent", devices=pair, graph=graph, record=record)
 
+    @rule(data=st.data())
+    def refresh(self, data):
+        """Several users press "sync now" at once (concurrent key grants, pushes, pulls)."""
+        devices = data.draw(
+            st.lists(st.sampled_from(self.alive()), min_size=2, max_size=3, unique=True)
+        )
+        self.do(rule="refresh", devices=sorted(devices))
+
     @precondition(lambda self: self.links < MAX_LINKS)
-    @rule(member=st.sampled_from(("alice", "bob")))
-    def link(self, member):
+    @rule(member=st.sampled_from(("alice", "bob")), announce=st.booleans())
+    def link(self, member, announce):
+        """A new device registers; ``announce``: the app has every device sync at once."""
         self.links += 1
-        self.do(rule="link", member=member, device=f"{member[0]}{5 + self.links}")
+        device = f"{member[0]}{5 + self.links}"
+        self.do(rule="link", member=member, device=device, announce=announce)
 
     @rule(data=st.data())
     def approve_or_reject(self, data):

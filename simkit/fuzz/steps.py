@@ -4,7 +4,10 @@ The state machines and ``simkit replay`` apply steps through ``apply_step`` only
 so a reproducer's step list reruns exactly what the fuzzer did.
 """
 
+import functools
+
 import attrs
+import trio
 
 from simkit.errors import SimkitError
 from simkit.protocol.ids import graph_id_for
@@ -65,16 +68,28 @@ def apply_step(driver, step: dict, index: int) -> None:
                 driver.do(
                     world.apply, device_id, _write(world, {**step, "device": device_id}, index)
                 )
+        elif rule == "refresh":
+            driver.run(_refresh, [world.slots[d].device for d in step["devices"]])
         elif rule == "heal":
             driver.do(world.network.heal)
         elif rule == "restart":
             driver.do(world.restart, step["device"])
         elif rule in _ACTIONS:
             driver.run(perform_now, world, _ACTIONS[rule](step, now))
+            if step.get("announce"):  # the app tells every online device to sync now
+                driver.run(_refresh, [s.device for _, s in sorted(world.slots.items())])
         else:
             raise StepError(f"step {index}: unknown rule {rule!r}")
     except KeyError as exc:
         raise StepError(f"step {index} ({rule}): missing field {exc}") from None
+
+
+async def _refresh(devices) -> None:
+    """Users press "sync now" on several devices at the same instant."""
+    async with trio.open_nursery() as nursery:
+        for device in devices:
+            if device is not None:
+                nursery.start_soon(functools.partial(device.sync, full=True))
 
 
 def _write(world, step: dict, index: int) -> Write:
@@ -102,4 +117,4 @@ _ACTIONS = {
     "jump": lambda s, now: S.ClockStep(s["device"], now, s["ms"]),
     "adversary": lambda s, now: S.Adversary(s["mode"], now, tuple(s["targets"]), s["params"]),
 }
-RULES = ("advance", "write", "concurrent", "heal", "restart", *_ACTIONS)
+RULES = ("advance", "write", "concurrent", "refresh", "heal", "restart", *_ACTIONS)

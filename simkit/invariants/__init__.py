@@ -9,7 +9,7 @@ from simkit.invariants.alarms import BOUND_S, AlarmCompleteness, AlarmSoundness
 from simkit.invariants.base import Invariant, Violation
 from simkit.invariants.blindness import Blindness
 from simkit.invariants.convergence import Convergence, LastWriteWins, NoLostWrite
-from simkit.invariants.epochs import Epochs
+from simkit.invariants.epochs import Epochs, KeyWraps
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
 from simkit.invariants.revocation import Revocation
@@ -20,6 +20,7 @@ ALL = (
     NoLostWrite,
     SeqAndLog,
     Epochs,
+    KeyWraps,
     Blindness,
     AlarmSoundness,
     AlarmCompleteness,

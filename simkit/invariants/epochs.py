@@ -4,36 +4,26 @@ from simkit.invariants.base import Invariant
 
 
 class Epochs(Invariant):
-    """A device's epoch only moves up; a stored wrap is never overwritten; devices
-    holding an epoch hold the same key; at quiescence every eligible active device
-    holds a wrap for the latest epoch unless a rotation named it in ``excluding``; a
-    revoked device never receives a key of an epoch minted after its revocation."""
+    """A device's epoch only moves up; devices holding an epoch hold the same key; at
+    quiescence every eligible active device holds a wrap for the latest epoch unless a
+    rotation named it in ``excluding`` (or, in approve mode, no holder approved it).
+    Honest relay only: a forked or rolled-back relay serves different key histories."""
 
     name = "epochs"
+    honest_only = True
 
     def __init__(self) -> None:
         self._epochs: dict[tuple[str, str], int] = {}
-        self._wraps: dict[tuple[str, int, str], str] = {}
-        self._minted: dict[tuple[str, int], tuple[int, set[str]]] = {}  # -> (relay ms, excluded)
-        self._read = 0  # trace events already read
-
-    def _read_rotations(self, world) -> None:
-        for event in world.trace.since(self._read):
-            if event.kind == "event" and event.fields.get("name") == "graph.rotate":
-                key = (event.fields["graph"], event.fields["epoch"])
-                self._minted[key] = (event.clock_ms, set(event.fields["excluded"]))
-        self._read = len(world.trace)
+        self.rotations = Rotations()
 
     def step(self, world):
-        self._read_rotations(world)
         out = []
         for device_id, slot in sorted(world.slots.items()):
             if slot.device is None:
                 continue
             for graph_id in slot.device.graphs():
-                current = max(
-                    slot.device.keyring(graph_id).current, slot.device.relay_epoch(graph_id)
-                )
+                ring = slot.device.keyring(graph_id)
+                current = max(ring.current, slot.device.relay_epoch(graph_id))
                 before = self._epochs.get((device_id, graph_id), 0)
                 if current < before:
                     out.append(
@@ -45,22 +35,7 @@ class Epochs(Invariant):
                         )
                     )
                 self._epochs[device_id, graph_id] = current
-        wraps = {}
-        for sk, graph in sorted(world.relay.state.graphs.items()):
-            for epoch, holders in sorted(graph.wraps.items()):
-                for device_id, wrapped in sorted(holders.items()):
-                    wraps[sk, epoch, device_id] = wrapped
-                    if self._wraps.get((sk, epoch, device_id), wrapped) != wrapped:
-                        out.append(
-                            self.violation(
-                                world,
-                                f"the wrap of epoch {epoch} for {device_id} was overwritten",
-                                graph=sk,
-                                devices=(device_id,),
-                            )
-                        )
-        self._wraps = wraps
-        return out + self._agreement(world) + self._revoked(world)
+        return out + self._agreement(world)
 
     def _agreement(self, world):
         keys: dict[tuple[str, int], tuple[bytes, str]] = {}
@@ -82,27 +57,8 @@ class Epochs(Invariant):
                         )
         return out
 
-    def _revoked(self, world):
-        out = []
-        for device_id, device in sorted(world.relay.state.devices.items()):
-            if device.revoked_at is None:
-                continue
-            for (sk, epoch), (at, _) in sorted(self._minted.items()):
-                holders = world.relay.state.graphs[sk].wraps.get(epoch, {})
-                if at is not None and at > device.revoked_at and device_id in holders:
-                    out.append(
-                        self.violation(
-                            world,
-                            f"revoked {device_id} holds a wrap of epoch {epoch}, minted "
-                            "after its revocation",
-                            graph=sk,
-                            devices=(device_id,),
-                        )
-                    )
-        return out
-
     def final(self, world):
-        self._read_rotations(world)
+        self.rotations.read(world)
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
             latest = graph.latest_epoch
@@ -113,9 +69,9 @@ class Epochs(Invariant):
                 slot = world.slots.get(device.device_id)
                 if slot is None or slot.revoked or device.device_id in holders:
                     continue
-                if device.device_id in self._minted.get((sk, latest), (0, set()))[1]:
+                if device.device_id in self.rotations.excluded(sk, latest):
                     continue
-                if self._pending_approval(world, device.device_id, sk, latest):
+                if _pending_approval(world, device.device_id, sk, latest):
                     continue
                 out.append(
                     self.violation(
@@ -128,15 +84,105 @@ class Epochs(Invariant):
                 )
         return out
 
-    @staticmethod
-    def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> bool:
-        """In approve mode a device that no holder of the graph's latest key approved is
-        blocked on purpose (never granted; named in excluding at the next rotation)."""
-        if world.config.approval_mode != "approve":
-            return False
-        holders = world.relay.state.graphs[storage_key].wraps.get(latest, {})
-        return not any(
-            (world.slots[h].device.pin(device_id) or {}).get("state") == "approved"
-            for h in sorted(holders)
-            if h in world.slots and world.slots[h].device is not None
-        )
+
+class KeyWraps(Invariant):
+    """The relay never overwrites a stored wrap, and a revoked device never receives a
+    key of an epoch minted after its revocation (whatever else the relay does).
+
+    Overwrites are read from the relay's events in order (several can happen within
+    one step): a grant to a device that holds a wrap of that epoch, and did not
+    discard it, overwrote it.
+    """
+
+    name = "key-wraps"
+
+    def __init__(self) -> None:
+        self._held: set[tuple[str, int, str]] = set()  # learnt in event order
+        self._read = 0
+        self.rotations = Rotations()
+
+    def step(self, world):
+        self.rotations.read(world)
+        out = []
+        held = self._held
+        for event in world.trace.since(self._read):
+            name = event.fields.get("name") if event.kind == "event" else None
+            if name == "keys.discard":
+                held.discard(
+                    (event.fields["graph"], event.fields["epoch"], event.fields["device_id"])
+                )
+            elif name == "keys.grant":
+                for device_id in event.fields["devices"]:
+                    key = (event.fields["graph"], event.fields["epoch"], device_id)
+                    if key in held:
+                        out.append(
+                            self.violation(
+                                world,
+                                f"a grant overwrote the wrap of epoch {key[1]} for {device_id}",
+                                trace_seq=event.seq,
+                                graph=key[0],
+                                devices=(device_id,),
+                            )
+                        )
+                    held.add(key)
+        self._read = len(world.trace)
+        self._held = _wraps(world)  # rotations and revocations since: from the state itself
+        for device_id, device in sorted(world.relay.state.devices.items()):
+            if device.revoked_at is None:
+                continue
+            for sk, epoch, minted_at in self.rotations.minted():
+                holders = world.relay.state.graphs[sk].wraps.get(epoch, {})
+                if minted_at is not None and minted_at > device.revoked_at and device_id in holders:
+                    out.append(
+                        self.violation(
+                            world,
+                            f"revoked {device_id} holds a wrap of epoch {epoch}, minted after "
+                            "its revocation",
+                            graph=sk,
+                            devices=(device_id,),
+                        )
+                    )
+        return out
+
+
+def _wraps(world) -> set[tuple[str, int, str]]:
+    return {
+        (sk, epoch, device_id)
+        for sk, graph in world.relay.state.graphs.items()
+        for epoch, holders in graph.wraps.items()
+        for device_id in holders
+    }
+
+
+class Rotations:
+    """The ``graph.rotate`` events read so far: when each epoch was minted, whom it excluded."""
+
+    def __init__(self) -> None:
+        self._minted: dict[tuple[str, int], tuple[int | None, set[str]]] = {}
+        self._read = 0
+
+    def read(self, world) -> None:
+        for event in world.trace.since(self._read):
+            if event.kind == "event" and event.fields.get("name") == "graph.rotate":
+                key = (event.fields["graph"], event.fields["epoch"])
+                self._minted[key] = (event.clock_ms, set(event.fields["excluded"]))
+        self._read = len(world.trace)
+
+    def minted(self):
+        return [(sk, epoch, at) for (sk, epoch), (at, _) in sorted(self._minted.items())]
+
+    def excluded(self, storage_key: str, epoch: int) -> set[str]:
+        return self._minted.get((storage_key, epoch), (None, set()))[1]
+
+
+def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> bool:
+    """In approve mode a device that no holder of the graph's latest key approved is
+    blocked on purpose (never granted; named in excluding at the next rotation)."""
+    if world.config.approval_mode != "approve":
+        return False
+    holders = world.relay.state.graphs[storage_key].wraps.get(latest, {})
+    return not any(
+        (world.slots[h].device.pin(device_id) or {}).get("state") == "approved"
+        for h in sorted(holders)
+        if h in world.slots and world.slots[h].device is not None
+    )

@@ -7,6 +7,7 @@ from simkit.relay.events import (
     Event,
     GraphRotate,
     InternalError,
+    KeysDiscard,
     KeysGrant,
     Poke,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "Host",
     "Identity",
     "InternalError",
+    "KeysDiscard",
     "KeysGrant",
     "NewerStateError",
     "Poke",

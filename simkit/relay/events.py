@@ -44,6 +44,16 @@ class KeysGrant:
 
 
 @attrs.frozen
+class KeysDiscard:
+    """A device discarded its own wrap of an epoch (DELETE keys/:epoch); a grant may follow."""
+
+    kind: ClassVar[str] = "keys.discard"
+    graph: str
+    epoch: int
+    device_id: str
+
+
+@attrs.frozen
 class DeviceRegister:
     """A device ID was bound to its keys for the first time."""
 

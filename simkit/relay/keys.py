@@ -5,7 +5,7 @@ eligible device (or names it in ``excluding``) and that grants never overwrite.
 """
 
 from simkit.relay.core import Call, RelayCore
-from simkit.relay.events import GraphRotate, KeysGrant
+from simkit.relay.events import GraphRotate, KeysDiscard, KeysGrant
 from simkit.relay.http import Refused, Response, invalid, json_response
 from simkit.relay.schema import (
     MAX_SAFE_INTEGER,
@@ -160,6 +160,7 @@ class KeyRoutes(RelayCore):
         discarded = call.device in holders
         if discarded:
             call.tx.delete(holders, call.device)
+            call.tx.emit(KeysDiscard(call.graph.key, epoch, call.device))
             call.tx.poke(call.graph.key)
         return json_response(200, {"ok": True, "discarded": discarded})
 

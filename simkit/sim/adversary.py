@@ -75,8 +75,11 @@ class Mode:
         self.served: dict[str, float] = {}  # target -> when it was first served a contradiction
 
     def contradict(self, device_id: str) -> None:
-        """Note that a target was served something the client detects directly."""
-        self.served.setdefault(device_id, trio.current_time())
+        """Note that a target was served something the client detects directly, when
+        this is its only mode (another could mask the contradiction)."""
+        aimed = [m for m in self.world.adversary.modes if m.aims_at(device_id)]
+        if aimed == [self]:
+            self.served.setdefault(device_id, trio.current_time())
 
     def aims_at(self, device_id: str | None) -> bool:
         return not self.targets or device_id in self.targets
@@ -147,6 +150,13 @@ class Withhold(Mode):
         chosen = self.others.setdefault(self.storage_key(request, graph_id), set())
         chosen.update(record_id for record_id in ops if _chosen(record_id, self.fraction))
 
+    def _detectable(self, device_id: str, graph_id: str, op: dict) -> bool:
+        """Check (1) compares revs only: an op the target already holds at that rev or
+        newer (its own write of an equal rev, say) is withheld undetectably."""
+        slot = self.world.slots.get(device_id)
+        held = slot.device.get(graph_id, op["recordId"]) if slot and slot.device else None
+        return held is None or held["at"] < op["rev"]
+
     def _hidden(self, key: str, record_id: str, seq: int) -> bool:
         return seq > self.start.get(key, 0) and record_id in self.others.get(key, ())
 
@@ -158,7 +168,10 @@ class Withhold(Mode):
         key = self.storage_key(request, graph_id)
         if what == "pull":
             kept = [o for o in body["ops"] if not self._hidden(key, o["recordId"], o["seq"])]
-            if len(kept) < len(body["ops"]) and not self.hide_in_log:
+            hidden = [o for o in body["ops"] if o not in kept]
+            if not self.hide_in_log and any(
+                self._detectable(device_id, graph_id, o) for o in hidden
+            ):
                 self.contradict(device_id)
             body["ops"] = kept
         elif self.hide_in_log:
@@ -312,13 +325,16 @@ class ThiefDevice(Device):
 
 
 class AcceptRevoked(Mode):
-    """Keep serving a revoked target (a stolen device, a colluding relay): its requests
-    are handled as if it were still active. Receivers must refuse what it writes."""
+    """Keep serving a revoked target's record routes (a stolen device, a colluding
+    relay): its pushes and pulls are handled as if it were still active. Receivers
+    must refuse what it writes. Key routes still refuse it."""
+
+    ROUTES = ("push", "pull", "log", "devices")
 
     def handle(self, relay: Relay, request: Request, device_id: str) -> Response:
         devices = relay.state.devices
         device = devices.get(device_id)
-        if device is None or device.revoked_at is None:
+        if device is None or device.revoked_at is None or _route(request)[1] not in self.ROUTES:
             return relay.handle(request)
         devices[device_id] = attrs.evolve(device, revoked_at=None)
         try:
