@@ -110,6 +110,8 @@ class WorldMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), record=st.sampled_from(RECORDS), delete=st.booleans())
     def write(self, data, record, delete):
+        if not self.alive():
+            return
         device = data.draw(st.sampled_from(self.alive()), label="device")
         graph = data.draw(st.sampled_from(self.graphs_of(device)), label="graph")
         op = "delete" if delete else "edit"
@@ -120,12 +122,16 @@ class WorldMachine(RuleBasedStateMachine):
         """Two devices write one record at the same instant (equal revs are likely)."""
         graph = "g:team"
         writers = [d for d in self.honest_devices() if graph in self.graphs_of(d)]
+        if len(writers) < 2:
+            return
         pair = data.draw(st.lists(st.sampled_from(writers), min_size=2, max_size=2, unique=True))
         self.do(rule="concurrent", devices=pair, graph=graph, record=record)
 
     @rule(data=st.data())
     def refresh(self, data):
         """Several users press "sync now" at once (concurrent key grants, pushes, pulls)."""
+        if len(self.alive()) < 2:
+            return
         devices = data.draw(
             st.lists(st.sampled_from(self.alive()), min_size=2, max_size=3, unique=True)
         )
@@ -195,6 +201,8 @@ class WorldMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), ms=st.sampled_from([-600_000, -90_000, 90_000, 400_000, 3_600_000]))
     def jump_clock(self, data, ms):
+        if not self.honest_devices():
+            return
         self.do(rule="jump", device=data.draw(st.sampled_from(self.honest_devices())), ms=ms)
 
 
@@ -212,6 +220,8 @@ class HonestMachine(WorldMachine):
 
     @rule(data=st.data(), seconds=st.sampled_from([10, 60, 300]))
     def partition(self, data, seconds):
+        if not self.honest_devices():
+            return
         devices = data.draw(
             st.lists(st.sampled_from(self.honest_devices()), min_size=1, max_size=3, unique=True)
         )
@@ -242,6 +252,8 @@ class AdversaryMachine(WorldMachine):
     @rule(data=st.data(), mode=st.sampled_from(MODES))
     def malicious(self, data, mode):
         name, params = mode
+        if len(self.honest_devices()) < 2:
+            return
         target = data.draw(st.sampled_from(self.honest_devices()), label="target")
         params = dict(params)
         if name == "rollback":
