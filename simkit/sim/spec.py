@@ -89,42 +89,39 @@ class LinkDevice:
 
 
 @attrs.frozen
-class Approve:
+class _OnDevice:
+    """A decision a device ``by`` makes about another ``device`` at ``at``."""
+
+    by: str
+    device: str
+    at: float = attrs.field(validator=_at)
+
+
+@attrs.frozen
+class Approve(_OnDevice):
     """A human on ``by`` approves ``device`` after comparing pairing codes."""
 
-    by: str
-    device: str
-    at: float = attrs.field(validator=_at)
+
+@attrs.frozen
+class Reject(_OnDevice):
+    """A human on ``by`` refuses ``device``: it is never wrapped to in approve mode."""
 
 
 @attrs.frozen
-class Reject:
-    by: str
-    device: str
-    at: float = attrs.field(validator=_at)
-
-
-@attrs.frozen
-class Revoke:
+class Revoke(_OnDevice):
     """``by`` revokes ``device`` (same member) and rotates the graphs it held keys for."""
 
-    by: str
-    device: str
-    at: float = attrs.field(validator=_at)
-
 
 @attrs.frozen
-class Steal:
+class Steal(_OnDevice):
     """``by`` revokes ``device``, but a thief keeps it running and writing, and the relay
     colludes (``accept-revoked``): other devices must refuse what it writes."""
-
-    by: str
-    device: str
-    at: float = attrs.field(validator=_at)
 
 
 @attrs.frozen
 class Rotate:
+    """``by`` mints the next epoch of ``graph`` (a storage key)."""
+
     by: str
     graph: str
     at: float = attrs.field(validator=_at)
@@ -150,10 +147,8 @@ class Join:
 
 
 @attrs.frozen
-class Leave:
-    group: str
-    member: str
-    at: float = attrs.field(validator=_at)
+class Leave(Join):
+    """``member`` leaves ``group`` at ``at``; the roster keeps its devices."""
 
 
 @attrs.frozen

@@ -8,7 +8,16 @@ import attrs
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol import checkpoint_record_id
 from simkit.relay import Response
-from tests.client.world import EPOCH_MS, RecordingTransport, World, app_config, forge, virtual
+from tests.client.world import (
+    EPOCH_MS,
+    PAIR,
+    RecordingTransport,
+    World,
+    app_config,
+    forge,
+    team,
+    virtual,
+)
 
 
 class Tampering(RecordingTransport):
@@ -37,19 +46,10 @@ def _withhold(record_id):
     return edit
 
 
-async def _team(world, b1_transport=None):
-    a1 = await world.registered("alice", "a1")
-    b1 = await world.registered("bob", "b1", transport=b1_transport)
-    assert await a1.bootstrap("g:team")
-    b1.subscribe("g:team")
-    await world.sync_all()
-    return a1, b1
-
-
 @virtual
 async def test_honest_relay_log_verification_reaches_ok():
     world = World()
-    a1, b1 = await _team(world)
+    a1, b1 = await team(world, *PAIR)
     a1.put("g:team", "n1", "note", {"t": 1})
     await world.sync_all()
     assert b1.graph_status("g:team").log == "ok"
@@ -59,7 +59,7 @@ async def test_honest_relay_log_verification_reaches_ok():
 async def test_check1_a_log_entry_naming_a_withheld_record_latches_alarm():
     world = World()
     transport = Tampering(world.relay, _withhold("hidden"))
-    a1, b1 = await _team(world, transport)
+    a1, b1 = await team(world, *PAIR, transports={"b1": transport})
     a1.put("g:team", "hidden", "note", {"t": "withheld from bob"})
     a1.put("g:team", "shown", "note", {"t": 2})
     await world.sync_all()
@@ -74,7 +74,7 @@ async def test_check1_a_log_entry_naming_a_withheld_record_latches_alarm():
 @virtual
 async def test_check1_records_refused_on_purpose_do_not_raise_the_alarm():
     world = World()
-    a1, b1 = await _team(world)
+    a1, b1 = await team(world, *PAIR)
     forge(a1, "g:team", {"id": "x", "kind": "note", "data": {}, "at": EPOCH_MS, "by": "bob"})
     await world.sync_all()
     assert b1.rejected()[0]["reason"] == "wrong-author"
@@ -97,7 +97,7 @@ def _fork_at(seq):
 @virtual
 async def test_check2_a_peer_checkpoint_with_another_head_at_a_boundary_latches_alarm():
     world = World()
-    a1, b1 = await _team(world, Tampering(world.relay, _fork_at(5)))
+    a1, b1 = await team(world, *PAIR, transports={"b1": Tampering(world.relay, _fork_at(5))})
     for i in range(70):
         a1.put("g:team", f"n{i}", "note", {"i": i})
     await world.sync_all()
@@ -109,7 +109,7 @@ async def test_check2_a_peer_checkpoint_with_another_head_at_a_boundary_latches_
 @virtual
 async def test_honest_checkpoints_agree_and_are_published_every_64_seqs():
     world = World()
-    a1, b1 = await _team(world)
+    a1, b1 = await team(world, *PAIR)
     for i in range(140):
         a1.put("g:team", f"n{i}", "note", {"i": i})
     await world.sync_all()
@@ -121,7 +121,7 @@ async def test_honest_checkpoints_agree_and_are_published_every_64_seqs():
 @virtual
 async def test_a_checkpoint_in_a_slot_not_derived_for_its_device_is_not_believed():
     world = World()
-    a1, b1 = await _team(world)
+    a1, b1 = await team(world, *PAIR)
     for i in range(70):
         a1.put("g:team", f"n{i}", "note", {"i": i})
     await world.sync_all()
@@ -135,7 +135,7 @@ async def test_a_checkpoint_in_a_slot_not_derived_for_its_device_is_not_believed
 @virtual
 async def test_a_checkpoint_whose_author_does_not_own_its_device_is_not_believed():
     world = World()
-    a1, b1 = await _team(world)
+    a1, b1 = await team(world, *PAIR)
     for i in range(70):
         a1.put("g:team", f"n{i}", "note", {"i": i})
     await world.sync_all()
@@ -159,7 +159,7 @@ async def test_a_relay_without_the_log_route_leaves_the_status_unverified_not_al
             return Response(404, {"content-type": "application/json"}, b'{"error":"not-found"}')
         return None
 
-    a1, b1 = await _team(world)
+    a1, b1 = await team(world, *PAIR)
     b1.transport.fail = no_log
     a1.put("g:team", "n1", "note", {"t": 1})
     await world.sync_all()

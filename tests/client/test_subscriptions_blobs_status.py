@@ -3,24 +3,15 @@
 import trio
 
 from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
-from tests.client.world import World, app_config, virtual
+from tests.client.world import World, app_config, team, virtual
 
 META = app_config(send_metadata=True, shard_of=lambda r: r["data"].get("shard"))
-
-
-async def _team(world, *names, config=None):
-    devices = [await world.registered(m, d, config=config) for m, d in names]
-    assert await devices[0].bootstrap("g:team")
-    for device in devices[1:]:
-        device.subscribe("g:team")
-    await world.sync_all()
-    return devices
 
 
 @virtual
 async def test_k_and_sh_are_sent_only_when_the_app_opts_in():
     world = World()
-    a1, _ = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, _ = await team(world, ("alice", "a1"), ("bob", "b1"))
     a1.put("g:team", "n1", "note", {"t": 1})
     await a1.sync()
     row = world.relay.state.graphs["g:team"].records["n1"]
@@ -53,7 +44,7 @@ async def test_filtered_subscriptions_have_their_own_cursor_and_see_only_matches
 @virtual
 async def test_blobs_round_trip_under_each_policy_and_the_sweeper_forgets_them():
     world = World(members=("alice", "bob"))
-    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"))
     answer = await upload_blob(a1, "g:team", "keep", b"retained bytes")
     assert answer["duplicate"] is False
     assert (await upload_blob(a1, "g:team", "keep", b"other"))["duplicate"] is True
@@ -73,7 +64,7 @@ async def test_blobs_round_trip_under_each_policy_and_the_sweeper_forgets_them()
 @virtual
 async def test_sync_done_after_each_run_and_status_names_every_field():
     world = World()
-    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"))
     runs = len([e for e in b1.events if e.kind == "sync.done"])
     a1.put("g:team", "n1", "note", {"t": 1})
     await a1.sync()
@@ -87,7 +78,7 @@ async def test_sync_done_after_each_run_and_status_names_every_field():
 @virtual
 async def test_three_devices_editing_one_record_concurrently_converge_on_the_lww_winner():
     world = World()
-    devices = await _team(world, ("alice", "a1"), ("bob", "b1"), ("carol", "c1"))
+    devices = await team(world, ("alice", "a1"), ("bob", "b1"), ("carol", "c1"))
     for round_ in range(20):
         for i, device in enumerate(devices):
             device.clock.offset_ms = (round_ * 7 + i * 13) % 50

@@ -6,26 +6,17 @@ import trio
 from simkit.client import APPROVE
 from simkit.protocol import b64url_encode, canonical_json
 from simkit.relay import Request
-from tests.client.world import EPOCH_MS, World, app_config, lost, unavailable, virtual
+from tests.client.world import EPOCH_MS, PAIR, World, app_config, lost, team, unavailable, virtual
 
 
 def _kinds(device, kind):
     return [e.fields for e in device.events if e.kind == kind]
 
 
-async def _pair(world, config=None):
-    a1 = await world.registered("alice", "a1")
-    b1 = await world.registered("bob", "b1", config=config)
-    assert await a1.bootstrap("g:team")
-    b1.subscribe("g:team")
-    await world.sync_all()
-    return a1, b1
-
-
 @virtual
 async def test_rule4_op_under_a_missing_epoch_stops_before_it_keeps_the_cursor_and_never_skips():
     world = World()
-    a1, b1 = await _pair(world, config=app_config())
+    a1, b1 = await team(world, *PAIR, configs={"b1": app_config()})
     a1_approve = app_config(approval_mode=APPROVE)
     a1.config = a1_approve  # alice rotates excluding bob (never approved), then writes
     assert await a1.rotate("g:team")
@@ -45,7 +36,7 @@ async def test_rule4_op_under_a_missing_epoch_stops_before_it_keeps_the_cursor_a
 @virtual
 async def test_rule5_a_device_behind_an_epoch_holds_its_writes_and_its_epoch_only_moves_up():
     world = World()
-    a1, b1 = await _pair(world)
+    a1, b1 = await team(world, *PAIR)
     a1.config = app_config(approval_mode=APPROVE)
     await a1.rotate("g:team")
     b1.put("g:team", "held", "note", {"t": 1})
@@ -65,7 +56,7 @@ async def test_rule5_a_device_behind_an_epoch_holds_its_writes_and_its_epoch_onl
 @virtual
 async def test_rule6_a_roster_that_cannot_be_fetched_defers_the_batch_with_the_cursor_kept():
     world = World()
-    a1, b1 = await _pair(world)
+    a1, b1 = await team(world, *PAIR)
     a1.put("g:team", "n1", "note", {"t": 1})
     await a1.sync()
     cursor = b1.store.get("cursor", "g:team")
@@ -81,7 +72,7 @@ async def test_rule6_a_roster_that_cannot_be_fetched_defers_the_batch_with_the_c
 @virtual
 async def test_rule7_batches_hold_at_most_200_ops_and_8_mib():
     world = World()
-    a1, _ = await _pair(world)
+    a1, _ = await team(world, *PAIR)
     for i in range(450):
         a1.put("g:team", f"r{i}", "note", {"i": i})
     await a1.sync()
@@ -99,7 +90,7 @@ async def test_rule7_batches_hold_at_most_200_ops_and_8_mib():
 @virtual
 async def test_rule8_echo_skipping_only_when_every_op_of_the_batch_landed():
     world = World()
-    a1, b1 = await _pair(world)
+    a1, b1 = await team(world, *PAIR)
     await a1.sync()
     a1.put("g:team", "n1", "note", {"t": 1})
     a1.put("g:team", "n2", "note", {"t": 2})
@@ -118,7 +109,7 @@ async def test_rule8_echo_skipping_only_when_every_op_of_the_batch_landed():
 @virtual
 async def test_rule9_clock_repair_adopts_the_relay_now_once_and_lowers_the_high_water_mark():
     world = World()
-    _a1, b1 = await _pair(world)
+    _a1, b1 = await team(world, *PAIR)
     b1.clock.offset_ms = 60 * 60 * 1000  # bob's clock is an hour ahead
     first = b1.put("g:team", "n1", "note", {"t": 1})
     assert first["at"] >= EPOCH_MS + 3_600_000
@@ -135,7 +126,7 @@ async def test_rule9_clock_repair_adopts_the_relay_now_once_and_lowers_the_high_
 @virtual
 async def test_rule10_429_5xx_and_lost_requests_retry_with_backoff():
     world = World()
-    a1, _ = await _pair(world)
+    a1, _ = await team(world, *PAIR)
     failures = iter([unavailable(503), unavailable(429), lost])
     a1.transport.fail = lambda r: next(failures, None) if r.path.endswith("/push") else None
     a1.transport.fail = _resolving(a1.transport.fail)
@@ -160,7 +151,7 @@ def _resolving(fail):
 @virtual
 async def test_rule10_other_4xx_are_not_retried_and_are_surfaced():
     world = World()
-    a1, _ = await _pair(world)
+    a1, _ = await team(world, *PAIR)
     a1.transport.fail = lambda r: unavailable(413) if r.path.endswith("/push") else None
     a1.put("g:team", "n1", "note", {"t": 1})
     await a1.sync()
@@ -172,7 +163,7 @@ async def test_rule10_other_4xx_are_not_retried_and_are_surfaced():
 @virtual
 async def test_rule10_exhausted_retries_leave_the_queue_and_mark_the_relay_unreachable():
     world = World()
-    a1, _ = await _pair(world)
+    a1, _ = await team(world, *PAIR)
     a1.transport.fail = lambda r: unavailable(503)
     a1.put("g:team", "n1", "note", {"t": 1})
     await a1.sync()
@@ -184,7 +175,7 @@ async def test_rule10_exhausted_retries_leave_the_queue_and_mark_the_relay_unrea
 @virtual
 async def test_rule11_not_permitted_holds_the_queue_reports_policy_readonly_and_keeps_pulling():
     world = World(capabilities={("bob", "team"): ["rotate"]})
-    a1, b1 = await _pair(world)
+    a1, b1 = await team(world, *PAIR)
     b1.put("g:team", "mine", "note", {"t": "held"})
     a1.put("g:team", "theirs", "note", {"t": "pulled"})
     await a1.sync()

@@ -3,23 +3,13 @@
 import pytest
 
 from simkit.client import DeviceError, Registry
-from tests.client.world import EPOCH_MS, World, app_config, forge, virtual
-
-
-async def _team(world, *names):
-    """Register devices (alice's a1 first) and bootstrap g:team; everyone holds epoch 1."""
-    devices = [await world.registered(member, device_id) for member, device_id in names]
-    assert await devices[0].bootstrap("g:team")
-    for device in devices[1:]:
-        device.subscribe("g:team")
-    await world.sync_all()
-    return devices
+from tests.client.world import EPOCH_MS, World, app_config, forge, team, virtual
 
 
 @virtual
 async def test_rule1_stamp_is_max_of_now_last_plus_one_and_prior_rev_plus_one():
     world = World()
-    (a1,) = await _team(world, ("alice", "a1"))
+    (a1,) = await team(world, ("alice", "a1"))
     first = a1.put("g:team", "n1", "note", {"v": 1})
     assert first["at"] == EPOCH_MS  # now
     second = a1.put("g:team", "n2", "note", {"v": 1})
@@ -33,7 +23,7 @@ async def test_rule1_stamp_is_max_of_now_last_plus_one_and_prior_rev_plus_one():
 @virtual
 async def test_rule1_the_overwritten_record_is_read_before_stamping_on_every_device():
     world = World()
-    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"))
     b1.clock.offset_ms = -60_000  # bob's clock is a minute behind
     a1.put("g:team", "n1", "note", {"by": "alice"})
     await world.sync_all()
@@ -46,7 +36,7 @@ async def test_rule1_the_overwritten_record_is_read_before_stamping_on_every_dev
 @virtual
 async def test_rule1_tombstone_is_an_empty_husk_that_keeps_syncing():
     world = World()
-    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"))
     a1.put("g:team", "n1", "note", {"t": "x"})
     await world.sync_all()
     tomb = a1.delete("g:team", "n1")
@@ -90,7 +80,7 @@ async def test_rule2_a_failing_record_is_skipped_with_its_reason_and_the_sync_go
     reason, forgery
 ):
     world = World()
-    a1, a2, b1 = await _team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"))
+    a1, a2, b1 = await team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"))
     forge(a1, "g:team", **forgery(a1, a2))
     a1.put("g:team", "after", "note", {"t": "honest"})
     await world.sync_all()
@@ -121,7 +111,7 @@ async def test_rule2_schema_failure_is_rejected_but_tombstones_are_exempt():
 @virtual
 async def test_rule2_a_device_revoked_before_the_record_was_written_is_refused():
     world = World()
-    a1, a2, b1 = await _team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"))
+    a1, a2, b1 = await team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"))
     a2.put("g:team", "before", "note", {"t": "written while active"})
     await world.sync_all()
     await a1.revoke("a2")
@@ -137,7 +127,7 @@ async def test_rule2_a_device_revoked_before_the_record_was_written_is_refused()
 @virtual
 async def test_rule2_unknown_record_members_are_signed_then_ignored():
     world = World()
-    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"))
     forge(a1, "g:team", _record("alice", EPOCH_MS, futureField={"x": 1}))
     await world.sync_all()
     assert b1.get("g:team", "x1")["futureField"] == {"x": 1}
@@ -160,7 +150,7 @@ async def test_rule2_opting_out_of_authorship_checks_accepts_unsigned_authorship
 @virtual
 async def test_rule3_local_lww_takes_the_relay_copy_when_local_at_is_not_greater():
     world = World()
-    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"))
     b1.clock.offset_ms = 5_000
     a1.put("g:team", "n1", "note", {"from": "alice"})
     b1.put("g:team", "n1", "note", {"from": "bob"})  # later stamp: bob wins
@@ -173,7 +163,7 @@ async def test_rule3_local_lww_takes_the_relay_copy_when_local_at_is_not_greater
 @virtual
 async def test_rule3_equal_revisions_converge_on_the_first_the_relay_kept():
     world = World()
-    a1, b1 = await _team(world, ("alice", "a1"), ("bob", "b1"))
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"))
     a1.put("g:team", "n1", "note", {"from": "alice"})
     b1.put("g:team", "n1", "note", {"from": "bob"})
     assert a1.get("g:team", "n1")["at"] == b1.get("g:team", "n1")["at"]

@@ -121,6 +121,24 @@ def lost(request):
     return TransportError(f"{request.method} {request.path} lost")
 
 
+async def team(world, *names, configs=None, transports=None) -> list:
+    """Register (member, device) pairs, bootstrap g:team on the first, have the others
+    follow it, and sync: everyone holds epoch 1. ``configs``/``transports`` by device."""
+    configs, transports = configs or {}, transports or {}
+    devices = [
+        await world.registered(m, d, config=configs.get(d), transport=transports.get(d))
+        for m, d in names
+    ]
+    assert await devices[0].bootstrap("g:team")
+    for device in devices[1:]:
+        device.subscribe("g:team")
+    await world.sync_all()
+    return devices
+
+
+PAIR = (("alice", "a1"), ("bob", "b1"))
+
+
 def forge(device, graph_id, record, *, slot=None, sign_with=None, d=None, key=None, rev=None):
     """Push a hand-made op with ``device``'s credentials: a signed, sealed record whose
     slot, signer, claimed device, key or rev may each be wrong on purpose."""
