@@ -286,13 +286,17 @@ class Device:
         if self.store.get("graphs", graph_id) is None:
             self.subscribe(graph_id)
         held = self.get(graph_id, record_id)  # read the record being overwritten first
-        prior = held["at"] if held else 0
-        record = {"id": record_id, **body, "at": self._stamp(prior), "by": self.member_id}
+        record = {
+            "id": record_id,
+            **body,
+            "at": self._stamp(sync.prior_rev(held)),
+            "by": self.member_id,
+        }
         queued = self.store.get(f"queue:{sk}", record_id)
         self.store.put(f"records:{sk}", record_id, record)
-        self.store.put(
-            f"queue:{sk}", record_id, {"r": record, "prior": queued["prior"] if queued else prior}
-        )
+        # ``before``: what this device held before its queued writes (restored if refused)
+        before = queued["before"] if queued else held
+        self.store.put(f"queue:{sk}", record_id, {"r": record, "before": before})
         self.store.commit()
         self._written = True
         self._wake.set()

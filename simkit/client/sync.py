@@ -29,6 +29,11 @@ from simkit.protocol.records import seal_record, sign_record
 LOG_PAGE = 500
 
 
+def prior_rev(record: dict | None) -> int:
+    """The ``priorRev`` of rule 1: the rev of the record being overwritten (0 if none)."""
+    return record["at"] if record else 0
+
+
 async def sync_graph(device, graph_id: str) -> dict:
     stats = {"pushed": 0, "pulled": 0, "refused": 0}
     if device.due(graph_id, "keys") and await keyops.refresh_keys(device, graph_id) is None:
@@ -150,7 +155,8 @@ def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> 
             _restamp(device, graph_id, sk, entry)
             continue
         device.store.delete(f"queue:{sk}", record_id)
-        if reason is not None:
+        if reason is not None:  # refused for good (a quota): back to what the relay holds
+            _restore(device, sk, record_id, entry["before"])
             device.last_error = f"push {graph_id}: {record_id} rejected ({reason})"
             device.emit("push.rejected", graph_id, recordId=record_id, reason=reason)
     served = device.store.get("cursor", graph_id, 0)
@@ -162,6 +168,15 @@ def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> 
     return accepted
 
 
+def _restore(device, sk: str, record_id: str, before: dict | None) -> None:
+    """Undo a write the relay refused for good, so the device does not keep, for ever,
+    a version nobody else will see."""
+    if before is None:
+        device.store.delete(f"records:{sk}", record_id)
+    else:
+        device.store.put(f"records:{sk}", record_id, before)
+
+
 def _repair_clock(device, relay_now: int) -> None:
     """Adopt the relay's now once: skew = own clock - relay now; lower the high-water mark."""
     skew = device.clock.now_ms() - relay_now
@@ -171,12 +186,12 @@ def _repair_clock(device, relay_now: int) -> None:
 
 
 def _restamp(device, graph_id: str, sk: str, entry: dict) -> None:
-    record = {**entry["r"], "at": device._stamp(entry["prior"])}
+    record = {**entry["r"], "at": device._stamp(prior_rev(entry["before"]))}
     device.emit(
         "record.restamped", graph_id, recordId=record["id"], old=entry["r"]["at"], new=record["at"]
     )
     device.store.put(f"records:{sk}", record["id"], record)
-    device.store.put(f"queue:{sk}", record["id"], {"r": record, "prior": entry["prior"]})
+    device.store.put(f"queue:{sk}", record["id"], {"r": record, "before": entry["before"]})
 
 
 def _skip_echo(device, graph_id, batch, accepted: int, rejected: dict, cursor: int) -> None:

@@ -73,7 +73,7 @@ class NoLostWrite(Invariant):
     higher rev) on every subscribed device after drain, across crashes and restarts.
 
     Owed are each device's last write of each record, and every write the relay
-    logged. (A write replaced in its device's queue before it was pushed never
+    logged; not a record the relay refused for good (``push.rejected``, a quota). (A write replaced in its device's queue before it was pushed never
     reaches the relay: its device's later write supersedes it.) A write re-stamped
     after a clock repair (``record.restamped``) counts at its new rev. Writes by
     devices that were revoked, may not write, or never got the graph's latest key
@@ -93,9 +93,15 @@ class NoLostWrite(Invariant):
             for sk, graph in world.relay.state.graphs.items()
             for entry in graph.log
         }
+        refused = {
+            (e.actor, e.fields["graph"], e.fields["recordId"])
+            for e in events(world, "push.rejected")
+        }
         last, owed = {}, []
         for write in events(world, "app.write"):
             key = (write.actor, write.fields["graph"], write.fields["recordId"])
+            if key in refused:  # the relay refused it for good (a quota): not owed
+                continue
             rev = write.fields["rev"]
             while (*key, rev) in moved:
                 rev = moved[(*key, rev)]

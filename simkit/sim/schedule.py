@@ -171,6 +171,23 @@ def _recover(world, a: S.Recover) -> None:
     return ceremony
 
 
+def _invite(world, a: S.Invite) -> None:
+    inviter = _on_device(world, a.by)
+    if inviter is None:
+        return
+    invite, box = inviter.invite(graph_id_for(a.graph, inviter.member_id))
+    world.host.join(a.graph.partition(":")[2], a.member)
+    slot = world._new_slot(a.member, a.device)
+
+    async def ceremony():
+        slot.device.accept_invite(invite, box)  # only the door code went to the host
+        await _register(world, slot)
+        world._subscribe(slot)
+        world._start(slot)
+
+    return ceremony
+
+
 def _join(world, a: S.Join) -> None:
     world.host.join(a.group, a.member)
     for slot in world._alive():
@@ -200,6 +217,7 @@ _HANDLERS = {
     S.Steal: _steal,
     S.Rotate: _rotate,
     S.Recover: _recover,
+    S.Invite: _invite,
     S.Join: _join,
     S.Leave: _leave,
     S.Adversary: _adversary,

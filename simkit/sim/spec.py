@@ -138,6 +138,18 @@ class Recover:
 
 
 @attrs.frozen
+class Invite:
+    """``by`` invites ``member`` to ``graph`` (a group's storage key): the host adds the
+    member to the group, and the member's new ``device`` registers and opens the invite."""
+
+    by: str
+    graph: str
+    member: str
+    device: str
+    at: float = attrs.field(validator=_at)
+
+
+@attrs.frozen
 class Join:
     """``member`` joins ``group`` at ``at`` (the directory changes); its devices follow it."""
 
@@ -166,7 +178,7 @@ class Adversary:
 
 Action = (
     Partition | CrashDevice | CrashRelay | ErrorBurst | ClockStep | LinkDevice | Approve | Reject
-    | Revoke | Steal | Rotate | Recover | Join | Leave | Adversary
+    | Revoke | Steal | Rotate | Recover | Invite | Join | Leave | Adversary
 )  # fmt: skip
 
 

@@ -31,7 +31,8 @@ from simkit.sim.variant import HONEST, Variant
 from simkit.sim.workload import next_write
 
 SETTLE_POLL_S = 5.0
-STABLE_S = 40.0  # longer than a device's 30 s recheck of keys and key gaps
+STABLE_S = 40.0
+LAG_SAMPLE_S = 10.0  # longer than a device's 30 s recheck of keys and key gaps
 
 
 @attrs.define
@@ -55,9 +56,12 @@ class DeviceSlot:
 
 
 class World:
-    def __init__(self, spec: S.WorldSpec, variant: Variant = HONEST) -> None:
+    def __init__(self, spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> None:
+        """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end."""
         self.spec = spec
         self.variant = variant
+        self.monitor = monitor
+        self.violations: list = []
         self.entropy = SeededEntropy(spec.seed)
         self.trace = Trace()
         self.host = StaticHost(
@@ -258,6 +262,7 @@ class World:
                 for _, slot in sorted(self.slots.items()):
                     self._start(slot)
                 nursery.start_soon(self._sweeper)
+                nursery.start_soon(self._sample_lag)
                 for action in self.spec.schedule:
                     self.network.call_at(action.at, perform, self, action)
                 try:
@@ -276,6 +281,31 @@ class World:
                         writing.start_soon(self._writer, device_id)
             await trio.sleep_until(self.spec.duration_s)
             await self.quiesce()
+            if self.monitor is not None:
+                self._record(self.monitor.final(self))
+
+    async def _sample_lag(self) -> None:
+        """Every ``LAG_SAMPLE_S``: how far each device's unfiltered cursor trails the
+        relay's counter, per graph (what reports plot)."""
+        while True:
+            await trio.sleep(LAG_SAMPLE_S)
+            for sk, graph in sorted(self.relay.state.graphs.items()):
+                lags = {}
+                for device_id in self.followers(sk):
+                    device = self.slots[device_id].device
+                    graph_id = graph_id_for(sk, device.member_id)
+                    if device.unfiltered(graph_id):
+                        lags[device_id] = graph.seq - device.store.get("cursor", graph_id, 0)
+                self.note("check", "world", what="lag", graph=sk, seq=graph.seq, lags=lags)
+            if self.monitor is not None:
+                self._record(self.monitor.step(self))
+
+    def _record(self, violations) -> None:
+        """Keep each violation once, and note it in the trace where it was seen."""
+        for violation in violations:
+            if str(violation) not in {str(v) for v in self.violations}:
+                self.violations.append(violation)
+                self.note("check", "world", what="violation", **violation.to_json())
 
     async def _sweeper(self) -> None:
         """The relay's built-in sweeper, on the relay's clock (0 disables it)."""
@@ -387,8 +417,8 @@ class World:
         return True
 
 
-def run_world(spec: S.WorldSpec, variant: Variant = HONEST) -> World:
+def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> World:
     """Build and run a world; a pure function of the spec (and so of its seed)."""
-    world = World(spec, variant)
+    world = World(spec, variant, monitor)
     run_virtual(world.run, seed=spec.seed)
     return world

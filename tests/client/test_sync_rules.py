@@ -268,3 +268,19 @@ async def test_rule14_an_approved_device_whose_published_keys_change_is_conflict
     a1.forget_device("b1")
     assert a1.pin("b1") is None
     assert pin["via"] == "human"
+
+
+@virtual
+async def test_a_write_refused_for_quota_is_reported_and_undone_locally():
+    world = World()
+    world.relay = type(world.relay)(world.host, world.relay_clock.now_ms, quota_records=1)
+    a1, b1 = await team(world, *PAIR)
+    a1.put("g:team", "n1", "note", {"t": 1})
+    a1.put("g:team", "n2", "note", {"t": 2})
+    await a1.sync()
+    refused = _kinds(a1, "push.rejected")
+    assert [r["reason"] for r in refused] == ["quota-records"]
+    lost = refused[0]["recordId"]
+    assert a1.get("g:team", lost) is None and a1.pending() == 0  # not kept for ever
+    await world.sync_all()
+    assert a1.records("g:team") == b1.records("g:team")
