@@ -73,8 +73,9 @@ class NoLostWrite(Invariant):
     higher rev) on every subscribed device after drain, across crashes and restarts.
 
     Owed are each device's last write of each record, and every write the relay
-    logged; not a record the relay refused for good (``push.rejected``, a quota). (A write replaced in its device's queue before it was pushed never
-    reaches the relay: its device's later write supersedes it.) A write re-stamped
+    logged; not a record the relay refused for good (``push.rejected``, a quota).
+    (A write replaced in its device's queue before it was pushed never reaches the
+    relay: its device's later write supersedes it.) A write re-stamped
     after a clock repair (``record.restamped``) counts at its new rev. Writes by
     devices that were revoked, may not write, or never got the graph's latest key
     are not owed (liveness covers the last two).
