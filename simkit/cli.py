@@ -146,6 +146,104 @@ def replay(file: str) -> None:
     sys.exit(1)
 
 
+@main.command("list")
+@click.argument("path", type=click.Path(exists=True), default="scenarios")
+def list_scenarios(path: str) -> None:
+    """List the scenario library, one line each."""
+    from simkit.scenario.load import load_library
+
+    scenarios = load_library(path)
+    width = max(len(s.name) for s in scenarios)
+    for scenario in scenarios:
+        click.echo(f"{scenario.name:<{width}}  {scenario.description}")
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--seed", type=int, default=None, help="Run with this seed instead of the file's.")
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write each scenario's report into DIR/<scenario>/.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document instead of a table.")
+def run(path: str, seed: int | None, report_dir: str | None, as_json: bool) -> None:
+    """Run one scenario or a folder of them; exit 0 when every expectation holds."""
+    from pathlib import Path
+
+    from simkit.scenario.load import load_library
+    from simkit.scenario.run import run_scenario
+
+    scenarios = load_library(path)
+    if seed is not None:
+        scenarios = [s.with_seed(seed) for s in scenarios]
+    results = []
+    with click.progressbar(
+        scenarios, label="scenarios", file=sys.stderr, item_show_func=lambda s: s and s.name
+    ) as bar:
+        for scenario in bar:
+            result = run_scenario(scenario)
+            results.append(result)
+            if report_dir:
+                from simkit.report import render_report
+
+                render_report(
+                    result.world.trace, result.summary(), Path(report_dir) / scenario.name
+                )
+    if as_json:
+        click.echo(json.dumps([r.summary() for r in results], indent=2))
+    else:
+        _print_table(results)
+    sys.exit(0 if all(r.passed for r in results) else 1)
+
+
+def _print_table(results) -> None:
+    width = max(len(r.scenario.name) for r in results)
+    for result in results:
+        failed = [c for c in result.expectations if not c.passed]
+        broken = [(n, v) for n, v in result.invariants if v]
+        verdict = "PASS" if result.passed else "FAIL"
+        met = sum(c.passed for c in result.expectations)
+        click.echo(
+            f"{verdict}  {result.scenario.name:<{width}}  seed {result.seed}  "
+            f"{met}/{len(result.expectations)} expectations  "
+            f"{len(result.invariants) - len(broken)}/{len(result.invariants)} invariants"
+        )
+        for check in failed:
+            click.echo(f"        expected {check.name}: {check.detail or 'did not happen'}")
+        for name, violations in broken:
+            click.echo(
+                f"        [{name}] {violations[0]}"
+                + (f" (+{len(violations) - 1})" if len(violations) > 1 else "")
+            )
+        click.echo(f"      trace-hash: {result.trace_hash}")
+    passed = sum(r.passed for r in results)
+    click.echo(f"{passed} passed, {len(results) - passed} failed")
+
+
+@main.command()
+@click.argument("trace", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Folder to write the report into.",
+)
+def report(trace: str, out_dir: str) -> None:
+    """Re-render a report from a saved trace (summary.json beside it is used when present)."""
+    from pathlib import Path
+
+    from simkit.report import load_summary, render_report
+
+    summary = load_summary(Path(trace).parent)
+    paths = render_report(trace, summary, Path(out_dir))
+    for name, written in sorted(paths.items()):
+        click.echo(f"{name}: {written}")
+
+
 BENCH_GROUPS = ("crypto", "relay", "sim")
 
 

@@ -7,7 +7,8 @@ from simkit.protocol.ids import storage_key
 class Convergence(Invariant):
     """After heal and drain, every device with an unfiltered view of a graph (and its
     latest key) holds exactly the relay's LWW winners, apart from records it refused
-    on purpose."""
+    on purpose and its own writes still queued (held by policy, e.g. a read-only
+    member; ``liveness`` says when a queue must have drained)."""
 
     name = "convergence"
     honest_only = True
@@ -19,10 +20,13 @@ class Convergence(Invariant):
             for device_id, device, graph_id in views(world, sk):
                 held = {rid: r["at"] for rid, r in device.records(graph_id).items()}
                 refused = device.store.rows(f"refused:{sk}")
+                queued = device.store.rows(f"queue:{sk}")  # held by policy (liveness checks)
                 wrong = sorted(
                     rid
                     for rid in winners.keys() | held.keys()
-                    if held.get(rid) != winners.get(rid) and rid not in refused
+                    if held.get(rid) != winners.get(rid)
+                    and rid not in refused
+                    and rid not in queued
                 )
                 if wrong:
                     out.append(

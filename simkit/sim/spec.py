@@ -253,6 +253,10 @@ class WorldSpec:
                     raise SpecError(f"device {device_id!r} is not a safe, unique device ID")
                 owners[device_id] = member
         members = set(self.devices)
+        later = {a.device for a in self.schedule if isinstance(a, LinkDevice | Recover | Invite)}
+        for writer in self.workload.writers or ():
+            if writer not in owners and writer not in later:
+                raise SpecError(f"workload writer {writer!r} is no device of the world")
         for group, group_members in self.groups.items():
             if not is_safe_id(group) or not set(group_members) <= members:
                 raise SpecError(f"group {group!r} must be a safe ID listing known members")

@@ -326,8 +326,8 @@ class World:
         serial = 0
         while True:
             await trio.sleep(-w.interval_s * math.log1p(-draws.random()))
-            slot = self.slots[device_id]
-            if not slot.alive or (slot.revoked and not slot.stolen):
+            slot = self.slots.get(device_id)  # a device linked later writes once it exists
+            if slot is None or not slot.alive or (slot.revoked and not slot.stolen):
                 continue
             serial += 1
             write = next_write(slot.device, self.graphs_of(slot.member), w, draws, serial)
