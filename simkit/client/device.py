@@ -83,6 +83,7 @@ class Device:
         self._wake = trio.Event()
         self._written = False
         self._checked: dict[tuple[str, str], int] = {}
+        self._syncing = trio.Lock()  # one sync run at a time, whoever asks ("sync now", a poke)
 
     # -- construction -----------------------------------------------------------------
 
@@ -432,6 +433,10 @@ class Device:
 
         ``full`` (a user's "sync now") also re-reads keys and key gaps at once.
         """
+        async with self._syncing:
+            await self._sync(graph_id, full)
+
+    async def _sync(self, graph_id: str | None, full: bool) -> None:
         if full:
             self._checked.clear()
         if not self._booted:
