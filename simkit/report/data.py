@@ -14,7 +14,9 @@ from simkit.sim.trace import Trace, TraceEvent
 RELAY, NETWORK = "relay", "network"
 NOT_DEVICES = frozenset({RELAY, NETWORK, "schedule", "world", "adversary"})
 
-ECHOES = frozenset({("fault", "partition"), ("fault", "error-window")} | {("crash", "crash"), ("crash", "restart")})  # fmt: skip
+ECHOES = frozenset(
+    {("fault", "partition"), ("fault", "error-window"), ("crash", "crash"), ("crash", "restart")}
+)
 """Trace events that repeat another one at the same moment: the network's side of a
 scheduled Partition/ErrorBurst and of the world's relay-crash/relay-restart. The
 timeline lists the cause once; the spans are still read from the network's side."""
@@ -123,11 +125,13 @@ class Span:
 class Convergence:
     """``faults_end``: when the last fault stopped acting (None: no fault);
     ``converged``: the first lag sample from which every later one is 0;
-    ``settled``: when the world's quiescence check found it settled."""
+    ``settled``: when the world's quiescence check found it settled;
+    ``sampled``: whether the trace has lag samples at all."""
 
     faults_end: float | None
     converged: float | None
     settled: float | None
+    sampled: bool
 
     def sentence(self) -> str:
         settled = (
@@ -135,6 +139,8 @@ class Convergence:
             if self.settled is not None
             else "the world did not settle"
         )
+        if not self.sampled:
+            return f"The trace has no lag samples; {settled}."
         if self.converged is None:
             return f"Cursor lag never returned to 0 for good; {settled}."
         if self.faults_end is None:
@@ -300,17 +306,19 @@ def worst_lag(lags: dict[str, dict[str, list[tuple[float, int]]]]) -> list[tuple
 
 def _convergence(events, moments, spans, lags) -> Convergence:
     """Faults end when the last disruption span closes or the last scheduled fault
-    acts; adversary modes do not count, since they keep acting until the end."""
+    acts; an adversary mode counts from its switch-on, not for its span, since it
+    may act until the end."""
     ends = [s.end for s in spans if not s.kind.startswith("adversary")]
     ends += [m.t for m in moments if m.category == "fault" or m.what in ADVERSARIAL]
     faults_end = max(ends) if ends else None
     converged = None
-    for t, lag in reversed(worst_lag(lags)):
+    samples = worst_lag(lags)
+    for t, lag in reversed(samples):
         if lag or (faults_end is not None and t < faults_end):
             break
         converged = t
     settled = next((m.t for m in moments if m.category == "settled"), None)
-    return Convergence(faults_end, converged, settled)
+    return Convergence(faults_end, converged, settled, bool(samples))
 
 
 _TRACE_SEQ = re.compile(r"trace#(\d+)")
