@@ -33,6 +33,7 @@ class FuzzResult:
     seconds: float = 0.0
     invariants: list[str] = attrs.Factory(list)
     found_after: float | None = None  # seconds until an invariant first broke (before shrinking)
+    failing: WorldMachine | None = None  # the last run that broke an invariant (the shrunk one)
     reproducer: Reproducer | None = None
     failure: str | None = None
 
@@ -51,11 +52,11 @@ def _counted(machine: type[WorldMachine], result: FuzzResult, start: float):
             super().do(**step)
 
         def invariants_hold(self):
-            with _noting(result, start):
+            with _noting(result, start, self):
                 super().invariants_hold()
 
         def teardown(self):
-            with _noting(result, start):
+            with _noting(result, start, self):
                 super().teardown()
 
     Counted.__name__ = machine.__name__
@@ -113,18 +114,21 @@ def fuzz(
 
 
 @contextlib.contextmanager
-def _noting(result: FuzzResult, start: float):
+def _noting(result: FuzzResult, start: float, machine: WorldMachine):
     try:
         yield
     except Exception:
         if result.found_after is None:
             result.found_after = wall_clock() - start
+        result.failing = machine
         raise
 
 
 def _keep(result, machine, variant_ref, honest, exc) -> None:
-    """The last run Hypothesis made is the shrunk example: keep its steps."""
-    last = machine.last
+    """Keep the steps of the last run that broke an invariant: after shrinking (even a
+    shrink Hypothesis gave up on) that is the example it reports, while the last run
+    of all may be a candidate that passed."""
+    last = result.failing or machine.last
     if last is None or last.params is None:
         return
     violations = tuple(v.to_json() for v in exc.violations) if exc else ()
