@@ -84,7 +84,7 @@ def test_each_kind_of_mistake_names_file_key_and_expectation(tmp_path, change, m
 def test_a_missing_file_and_an_empty_folder_are_clear_errors(tmp_path):
     with pytest.raises(ScenarioError, match="cannot read"):
         load_scenario(tmp_path / "none.toml")
-    with pytest.raises(ScenarioError, match="no \\*.toml"):
+    with pytest.raises(ScenarioError, match=r"no \*\.toml"):
         load_library(tmp_path)
 
 
