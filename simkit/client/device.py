@@ -512,7 +512,7 @@ class Device:
     def import_bundle(self, bundle: dict, passphrase: str) -> None:
         """Adopt a bundle's keyrings; importing first wipes the local record store."""
         rings = open_recovery_bundle(passphrase, bundle)
-        for prefix in ("records:", "queue:", "refused:"):
+        for prefix in ("records:", "queue:", "refused:", "shadow:"):
             self.store.drop_tables(prefix)
         for table in ("cursor", "log", "graphs", "subs"):
             self.store.drop_tables(table)

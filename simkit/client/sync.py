@@ -155,6 +155,7 @@ def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> 
             _restamp(device, graph_id, sk, entry)
             continue
         device.store.delete(f"queue:{sk}", record_id)
+        device.store.delete(f"shadow:{sk}", record_id)  # settled: no copy kept aside is needed
         if reason is not None:  # refused for good (a quota): back to what the relay holds
             _restore(device, sk, record_id, entry["before"])
             device.last_error = f"push {graph_id}: {record_id} rejected ({reason})"
@@ -186,12 +187,20 @@ def _repair_clock(device, relay_now: int) -> None:
 
 
 def _restamp(device, graph_id: str, sk: str, entry: dict) -> None:
+    """Re-stamp a write after a clock repair. If the relay's copy pulled meanwhile (kept
+    aside by ``_apply``) is at or above the new rev, the write has lost: take that copy,
+    which the cursor has already passed and no pull will bring again (found by the fuzzer)."""
+    rid = entry["r"]["id"]
     record = {**entry["r"], "at": device._stamp(prior_rev(entry["before"]))}
-    device.emit(
-        "record.restamped", graph_id, recordId=record["id"], old=entry["r"]["at"], new=record["at"]
-    )
-    device.store.put(f"records:{sk}", record["id"], record)
-    device.store.put(f"queue:{sk}", record["id"], {"r": record, "before": entry["before"]})
+    device.emit("record.restamped", graph_id, recordId=rid, old=entry["r"]["at"], new=record["at"])
+    shadow = device.store.get(f"shadow:{sk}", rid)
+    if shadow is not None and shadow["at"] >= record["at"]:
+        device.store.put(f"records:{sk}", rid, shadow)
+        device.store.delete(f"queue:{sk}", rid)
+        device.store.delete(f"shadow:{sk}", rid)
+        return
+    device.store.put(f"records:{sk}", rid, record)
+    device.store.put(f"queue:{sk}", rid, {"r": record, "before": entry["before"]})
 
 
 def _skip_echo(device, graph_id, batch, accepted: int, rejected: dict, cursor: int) -> None:
@@ -286,15 +295,25 @@ async def _key_for(device, graph_id: str, epoch: int | None) -> bytes | None:
 
 
 def _apply(device, graph_id: str, sk: str, record: dict) -> None:
-    """Rule 3: take the relay's copy when local.at <= record.at and content differs."""
-    held = device.store.get(f"records:{sk}", record["id"])
-    if held is not None and (held["at"] > record["at"] or held == record):
+    """Rule 3: take the relay's copy when local.at <= record.at and content differs.
+
+    When a queued local write is newer, the relay's copy is kept aside (``shadow``):
+    a clock repair may later re-stamp the write below it (``_restamp``).
+    """
+    rid = record["id"]
+    held = device.store.get(f"records:{sk}", rid)
+    if held is not None and held == record:
         return
-    device.store.put(f"records:{sk}", record["id"], record)
-    device.store.delete(f"refused:{sk}", record["id"])
-    queued = device.store.get(f"queue:{sk}", record["id"])
+    if held is not None and held["at"] > record["at"]:
+        if device.store.get(f"queue:{sk}", rid) is not None:
+            device.store.put(f"shadow:{sk}", rid, record)
+        return
+    device.store.put(f"records:{sk}", rid, record)
+    device.store.delete(f"refused:{sk}", rid)
+    device.store.delete(f"shadow:{sk}", rid)
+    queued = device.store.get(f"queue:{sk}", rid)
     if queued is not None and queued["r"]["at"] <= record["at"]:
-        device.store.delete(f"queue:{sk}", record["id"])  # it lost: the relay keeps the winner
+        device.store.delete(f"queue:{sk}", rid)  # it lost: the relay keeps the winner
 
 
 def _possession_proof(device, entry: dict) -> None:

@@ -19,7 +19,8 @@ ECHOES = frozenset(
 )
 """Trace events that repeat another one at the same moment: the network's side of a
 scheduled Partition/ErrorBurst and of the world's relay-crash/relay-restart. The
-timeline lists the cause once; the spans are still read from the network's side."""
+timeline lists each thing once; partition and error-window spans are still read
+from the network's side, which says when they really began and ended."""
 
 ADVERSARIAL = frozenset({"Adversary", "Steal"})
 WINDOW_BEFORE, WINDOW_AFTER = 12, 4
@@ -44,6 +45,8 @@ def describe(fields: dict) -> str:
 
 
 def _value(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, list):
         return ",".join(_value(v) for v in value)
     if isinstance(value, dict):
@@ -154,16 +157,20 @@ class Convergence:
 
 @attrs.frozen
 class Focus:
-    """Where the sequence diagram centres: a trace position and why."""
+    """Where the sequence diagram centres: a trace position, what is there (``text``)
+    and, for a violation, its whole message."""
 
     seq: int
     t: float
     kind: str  # violation, alarm, sample
     text: str
+    violation: str = ""
 
 
 @attrs.frozen
 class Story:
+    """Everything the renderers need, read from one trace and its summary."""
+
     events: tuple[TraceEvent, ...]
     devices: tuple[str, ...]
     end: float
@@ -190,10 +197,6 @@ class Story:
             rows.append(m)
         return rows
 
-    @property
-    def alarms(self) -> list[Moment]:
-        return [m for m in self.moments if m.category == "alarm"]
-
     def colour_index(self, device: str) -> int:
         """A device keeps one colour in every plot."""
         return self.devices.index(device) if device in self.devices else len(self.devices)
@@ -214,7 +217,7 @@ def read(trace: Trace, summary: dict) -> Story:
         spans=spans,
         lags=lags,
         rejections=_rejections(moments),
-        convergence=_convergence(events, moments, spans, lags),
+        convergence=_convergence(moments, spans, lags),
         focus=_focus(events, moments, summary),
     )
 
@@ -304,12 +307,12 @@ def worst_lag(lags: dict[str, dict[str, list[tuple[float, int]]]]) -> list[tuple
     return sorted(worst.items())
 
 
-def _convergence(events, moments, spans, lags) -> Convergence:
-    """Faults end when the last disruption span closes or the last scheduled fault
-    acts; an adversary mode counts from its switch-on, not for its span, since it
-    may act until the end."""
+def _convergence(moments, spans, lags) -> Convergence:
+    """Faults end when the last disruption span closes or the last scheduled fault or
+    adversary action happens. An adversary mode's span does not count (most are never
+    switched off); its switch-on and any switch-off do."""
     ends = [s.end for s in spans if not s.kind.startswith("adversary")]
-    ends += [m.t for m in moments if m.category == "fault" or m.what in ADVERSARIAL]
+    ends += [m.t for m in moments if m.category in ("fault", "adversary")]
     faults_end = max(ends) if ends else None
     converged = None
     samples = worst_lag(lags)
@@ -341,7 +344,7 @@ def _focus(events: tuple[TraceEvent, ...], moments: tuple[Moment, ...], summary:
     if seen:
         seq, name, text = min(seen)
         seq = min(seq, last)
-        return Focus(seq, events[seq].t, "violation", f"the first violation ({name}): {text}")
+        return Focus(seq, events[seq].t, "violation", f"the first violation of {name}", text)
     alarm = next((m for m in moments if m.category == "alarm"), None)
     if alarm is not None:
         return Focus(alarm.seq, alarm.t, "alarm", f"the first log.alarm ({alarm.actor})")

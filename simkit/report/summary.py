@@ -1,5 +1,5 @@
-"""The run summary a report is rendered with: checked on the way in, saved beside the
-report so ``simkit report`` can render it again, and turned into table rows."""
+"""The run summary a report is rendered with: checked on the way in, and saved
+beside the report so ``simkit report`` can render it again."""
 
 import json
 from pathlib import Path
@@ -7,7 +7,6 @@ from pathlib import Path
 from simkit.errors import SimkitError
 
 SUMMARY_FILE = "summary.json"
-MAX_VIOLATIONS = 20  # per invariant, in a report; summary.json keeps them all
 
 _FIELDS = {
     "scenario": str,
@@ -64,34 +63,3 @@ def load_summary(directory: str | Path) -> dict:
     except ValueError as exc:
         raise ReportError(f"{path}: not JSON ({exc})") from None
     return check_summary(data, str(path))
-
-
-def verdict(passed: bool) -> str:
-    return "✅ pass" if passed else "❌ FAIL"
-
-
-def expectation_rows(summary: dict) -> list[tuple[str, str, str]]:
-    return [(verdict(e["passed"]), e["name"], e["detail"]) for e in summary["expectations"]]
-
-
-def invariant_rows(summary: dict) -> list[tuple[str, str, str]]:
-    """(verdict, name, the violation count and the first one)."""
-    rows = []
-    for inv in summary["invariants"]:
-        found = inv["violations"]
-        detail = f"{len(found)} violation(s); first: {found[0]}" if found else "none"
-        rows.append((verdict(inv["passed"]), inv["name"], detail))
-    return rows
-
-
-def violation_lists(summary: dict) -> list[tuple[str, list[str]]]:
-    """(invariant, its first ``MAX_VIOLATIONS`` violations and a count of the rest)."""
-    out = []
-    for inv in summary["invariants"]:
-        found = inv["violations"]
-        if found:
-            more = len(found) - MAX_VIOLATIONS
-            out.append(
-                (inv["name"], found[:MAX_VIOLATIONS] + ([f"… {more} more"] if more > 0 else []))
-            )
-    return out

@@ -1,0 +1,50 @@
+"""simkit.report: what reviewers read about a run (docs/reports.md).
+
+    paths = render_report(trace_or_path, summary, "out/")
+    render_report("out/trace.jsonl", load_summary("out/"), "out/")  # the same bytes again
+
+A report folder holds ``summary.json``, ``trace.jsonl``, ``trace.perfetto.json``,
+``report.md`` and ``report.html``. Every file is a pure function of the trace and
+the summary: no clock, no hash-ordered iteration.
+"""
+
+from pathlib import Path
+
+from simkit.report.data import read
+from simkit.report.html import html
+from simkit.report.markdown import markdown
+from simkit.report.perfetto import perfetto_json
+from simkit.report.summary import (
+    SUMMARY_FILE,
+    ReportError,
+    check_summary,
+    load_summary,
+    summary_bytes,
+)
+from simkit.sim.trace import Trace
+
+FILES = (SUMMARY_FILE, "trace.jsonl", "trace.perfetto.json", "report.md", "report.html")
+
+
+def render_report(trace: Trace | str | Path, summary: dict, out_dir: str | Path) -> dict[str, Path]:
+    """Write the report files into ``out_dir`` (created if missing); returns each
+    file's path by its name. ``trace`` is a Trace or the path of a JSON Lines dump."""
+    summary = check_summary(summary)
+    if not isinstance(trace, Trace):
+        try:
+            trace = Trace.load(trace)
+        except OSError as exc:
+            raise ReportError(f"{trace}: cannot read the trace ({exc.strerror})") from None
+    story = read(trace, summary)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {name: out / name for name in FILES}
+    paths[SUMMARY_FILE].write_bytes(summary_bytes(summary))
+    trace.dump(paths["trace.jsonl"])
+    paths["trace.perfetto.json"].write_bytes(perfetto_json(story, f"simkit: {summary['scenario']}"))
+    paths["report.md"].write_bytes(markdown(story, summary).encode())
+    paths["report.html"].write_bytes(html(story, summary).encode())
+    return paths
+
+
+__all__ = ["FILES", "ReportError", "load_summary", "render_report"]

@@ -1,0 +1,55 @@
+"""report.md: the report as GitHub-flavoured Markdown with a Mermaid diagram, for
+reading on a code-hosting site without opening anything else."""
+
+import re
+
+from simkit.report.data import WINDOW_AFTER, WINDOW_BEFORE, Story
+from simkit.report.mermaid import sequence_diagram
+from simkit.report.tables import Table, summary_tables, timeline_table, violation_lists
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+FILES_NOTE = [
+    "- `report.html`: this summary with plots of lag, convergence, rejections and alarms.",
+    "- `trace.jsonl`: the full trace, one event per line.",
+    "- `trace.perfetto.json`: the trace for Perfetto or chrome://tracing.",
+    "- `summary.json`: the run summary; `simkit report` re-renders this folder from it.",
+]
+
+
+def md(value: object) -> str:
+    """A table cell or inline text: one line, Markdown and HTML characters escaped."""
+    return _SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+
+
+def table(t: Table) -> list[str]:
+    lines = [f"## {t.heading}", ""] if t.heading else []
+    lines += [md(t.note), ""] if t.note else []
+    lines += ["| " + " | ".join(t.header) + " |", "|" + "---|" * len(t.header)]
+    lines += ["| " + " | ".join(md(cell) for cell in row) + " |" for row in t.rows]
+    return [*lines, ""]
+
+
+def window_sentence(story: Story) -> str:
+    f = story.focus
+    return (
+        f"Centred on {f.text} at {f.t:.3f} s: the {WINDOW_BEFORE} exchanges before it "
+        f"and the {WINDOW_AFTER} from it on. Times in brackets are virtual seconds; "
+        "faults, crashes, alarms and rejections are notes."
+    )
+
+
+def markdown(story: Story, summary: dict) -> str:
+    lines = [f"# simkit report: {md(summary['scenario'])}", ""]
+    if summary["description"]:
+        lines += [md(summary["description"]), ""]
+    for t in summary_tables(story, summary):
+        lines += table(t)
+    for name, found in violation_lists(summary):
+        lines += [f"<details><summary>{md(name)}: violations</summary>", ""]
+        lines += [f"- {md(v)}" for v in found]
+        lines += ["", "</details>", ""]
+    lines += ["## Sequence", "", md(window_sentence(story)), ""]
+    lines += ["```mermaid", sequence_diagram(story), "```", ""]
+    lines += table(timeline_table(story))
+    lines += ["## Files", "", *FILES_NOTE, ""]
+    return "\n".join(lines)

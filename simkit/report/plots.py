@@ -1,0 +1,243 @@
+"""The report's plots, all on one time axis (0 to the end of the run) so they line
+up down the page: cursor lag per graph, convergence, rejected records, and the
+lanes of alarms and faults."""
+
+from collections.abc import Callable
+
+import attrs
+
+from simkit.report import svg
+from simkit.report.data import RELAY, Story, worst_lag
+
+LINE_HEIGHT = 200
+ROW_HEIGHT = 28
+TIME_AXIS = "virtual time (s)"
+TOP_ROW = "world"
+
+SPAN_COLOURS = {"partitioned": "#999999", "down": "#000000", "error window": "#56B4E9"}
+ADVERSARY_COLOUR = "#CC79A7"
+MARKERS = {  # category -> (shape, colour)
+    "alarm": ("diamond", "#D55E00"),
+    "rejected": ("triangle", "#E69F00"),
+    "fault": ("tick", "#000000"),
+    "adversary": ("tick", ADVERSARY_COLOUR),
+    "ceremony": ("tick", "#009E73"),
+    "drain": ("tick", "#0072B2"),
+    "settled": ("tick", "#0072B2"),
+    "not settled": ("tick", "#D55E00"),
+}
+
+
+@attrs.frozen
+class Figure:
+    heading: str
+    caption: str
+    svg: str
+
+
+@attrs.frozen
+class Series:
+    name: str
+    colour: str
+    dash: str
+    points: list[tuple[float, float]]
+
+
+Shading = Callable[[svg.Frame], tuple[list[str], list[tuple[str, str, str]]]]
+
+
+def figures(story: Story) -> list[Figure]:
+    return [
+        *lag_figures(story),
+        convergence_figure(story),
+        rejected_figure(story),
+        alarms_figure(story),
+    ]
+
+
+def _frame(story: Story, height: float, y_top: float = 1.0) -> svg.Frame:
+    return svg.Frame.below_legend(height, (0.0, max(story.end, 1.0)), (0.0, y_top))
+
+
+def _device_series(story: Story, per_device: dict[str, list[tuple[float, float]]]) -> list[Series]:
+    return [
+        Series(device, *svg.stroke(story.colour_index(device)), points)
+        for device, points in per_device.items()
+    ]
+
+
+def _line_chart(
+    ident: str,
+    kind: str,
+    title: str,
+    story: Story,
+    series: list[Series],
+    y_title: str,
+    *,
+    stairs: bool = False,
+    shading: Shading | None = None,
+    empty: str = "",
+) -> str:
+    """A line per series under a legend. ``shading`` draws what goes under the lines
+    (given the frame, once the data has set its scale) and names its legend items."""
+    peak = max((y for s in series for _, y in s.points), default=0)
+    frame = _frame(story, LINE_HEIGHT, svg.nice_top(peak))
+    under, extra = shading(frame) if shading else ([], [])
+    parts = [*svg.x_axis(frame, TIME_AXIS), *svg.y_axis(frame, y_title), *under]
+    parts += [
+        svg.polyline(frame, s.points, s.colour, s.dash, stairs, s.name, _width(i, len(series)))
+        for i, s in enumerate(series)
+    ]
+    if not series:
+        parts.append(svg.message(frame, empty))
+    parts += svg.legend(frame, [(s.name, s.colour, s.dash) for s in series] + list(extra))
+    return svg.document(ident, kind, title, frame, parts)
+
+
+def _width(i: int, count: int) -> float:
+    """Earlier lines are drawn wider, so lines on top of each other (all devices at
+    lag 0) show as nested stripes of their colours instead of hiding each other."""
+    return 2 + 1.5 * min(count - 1 - i, 3)
+
+
+def lag_figures(story: Story) -> list[Figure]:
+    caption = (
+        "How many ops each device has yet to pull: the relay's counter for the graph minus "
+        "the device's cursor, sampled every 10 s of virtual time."
+    )
+    graphs = story.lags or {"": {}}
+    return [
+        Figure(
+            f"Cursor lag in {graph}" if graph else "Cursor lag",
+            caption,
+            _line_chart(
+                f"plot-lag-{i}",
+                "plot-lag",
+                f"Cursor lag per device in {graph or 'no graph'}",
+                story,
+                _device_series(story, per_device),
+                "ops behind",
+                empty="No lag samples: the run was shorter than one sample interval.",
+            ),
+        )
+        for i, (graph, per_device) in enumerate(graphs.items(), start=1)
+    ]
+
+
+def convergence_figure(story: Story) -> Figure:
+    c = story.convergence
+    lines = [
+        ("last fault ends", c.faults_end, "#D55E00", "6 3"),
+        ("lag 0 for good", c.converged, "#009E73", "2 3"),
+        ("settled (quiescence)", c.settled, "#000000", "8 3 2 3"),
+    ]
+
+    def shading(frame: svg.Frame):
+        spans = [s for s in story.spans if not s.kind.startswith("adversary")]
+        under = [
+            svg.band(
+                frame,
+                s.start,
+                s.end,
+                "#999999",
+                frame.top,
+                frame.bottom,
+                f"{s.row} {s.kind}: {s.start:.1f}-{s.end:.1f} s",
+                opacity=0.18,
+            )
+            for s in spans
+        ]
+        under += [
+            svg.vline(frame, t, colour, dash, f"{name}: {t:.1f} s")
+            for name, t, colour, dash in lines
+            if t is not None
+        ]
+        extra = [("faults", "#999999", "band")] if spans else []
+        extra += [(name, colour, dash) for name, t, colour, dash in lines if t is not None]
+        return under, extra
+
+    worst = worst_lag(story.lags)
+    series = [Series("worst lag", "#0072B2", "", worst)] if worst else []
+    chart = _line_chart(
+        "plot-convergence",
+        "plot-convergence",
+        "Convergence: worst cursor lag and when faults end",
+        story,
+        series,
+        "ops behind",
+        shading=shading,
+        empty="No lag samples.",
+    )
+    caption = "The largest lag of any device in any graph, with the faults shaded. " + c.sentence()
+    return Figure("Convergence", caption, chart)
+
+
+def rejected_figure(story: Story) -> Figure:
+    per_device = {
+        device: [(0.0, 0), *((t, i) for i, t in enumerate(times, start=1)), (story.end, len(times))]
+        for device, times in story.rejections.items()
+    }
+    chart = _line_chart(
+        "plot-rejected",
+        "plot-rejected",
+        "Records rejected per device (cumulative)",
+        story,
+        _device_series(story, per_device),
+        "records rejected",
+        stairs=True,
+        empty="No record was rejected.",
+    )
+    caption = (
+        "How many records each device refused to apply (record.rejected), counted up over time."
+    )
+    return Figure("Rejected records", caption, chart)
+
+
+def alarms_figure(story: Story) -> Figure:
+    """Lanes: scheduled and world actions on top, then each device, then the relay;
+    disruptions as shaded spans, alarms and rejections as markers on their device.
+    Scheduled actions and alarms are named beside their marker where there is room."""
+    rows = [TOP_ROW, *story.devices, RELAY]
+    frame = _frame(story, ROW_HEIGHT * len(rows))
+    centre = {row: frame.top + (i + 0.5) * ROW_HEIGHT for i, row in enumerate(rows)}
+    parts = list(svg.x_axis(frame, TIME_AXIS))
+    for row, y in centre.items():
+        parts.append(svg.label(frame.left - 8, y + 4, row, "end"))
+        edge = y + ROW_HEIGHT / 2
+        parts.append(svg.line(frame.left, edge, frame.right, edge, class_="grid"))
+    legend: dict[str, tuple[str, str]] = {}
+    for s in story.spans:
+        if s.row in centre:
+            name = "adversary" if s.kind.startswith("adversary") else s.kind
+            colour = SPAN_COLOURS.get(name, ADVERSARY_COLOUR)
+            y = centre[s.row]
+            tip = f"{s.row} {s.kind}: {s.start:.1f}-{s.end:.1f} s"
+            parts.append(svg.band(frame, s.start, s.end, colour, y - 9, y + 9, tip))
+            legend[name] = (colour, "band")
+    labelled: dict[str, float] = {}  # row -> x of its last label, so labels do not overlap
+    for m in story.moments:
+        if m.category == "crash":
+            continue  # drawn as a "down" span
+        shape, colour = MARKERS[m.category]
+        row = m.actor if m.actor in centre and m.actor != RELAY else TOP_ROW
+        x, y = frame.x(m.t), centre[row]
+        parts.append(svg.marker(x, y, shape, colour, f"{m.t:.3f} s {m.actor} {m.what}: {m.detail}"))
+        legend[m.category] = (colour, shape)
+        named = row == TOP_ROW or m.category == "alarm"
+        if named and x - labelled.get(row, -1e9) > 70:
+            anchor = "start" if x < frame.right - 70 else "end"
+            parts.append(
+                svg.label(x + (8 if anchor == "start" else -8), y - 3, m.what, anchor, "small")
+            )
+            labelled[row] = x
+    items = [(name, colour, swatch) for name, (colour, swatch) in sorted(legend.items())]
+    parts += svg.legend(frame, items)
+    chart = svg.document(
+        "plot-alarms", "plot-alarms", "Alarms, rejections and faults over time", frame, parts
+    )
+    caption = (
+        "Each row is a device (the relay at the bottom, scheduled and world actions on top). "
+        "Shaded: partitioned, down, error windows and adversary modes. Diamonds: log alarms; "
+        "triangles: rejected records; ticks: scheduled actions. Hover for details."
+    )
+    return Figure("Alarms and faults", caption, chart)

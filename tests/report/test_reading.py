@@ -1,0 +1,153 @@
+"""What a report reads from a trace, on hand-written traces with the corner cases:
+exchanges that never end, overlapping exchanges, the focus, convergence, spans,
+and text that would break Mermaid or Markdown."""
+
+import json
+import re
+
+from simkit.report import render_report
+from simkit.report.data import Convergence, Span, read
+from simkit.report.mermaid import sequence_diagram
+
+from .conftest import Builder, summary
+
+
+def test_an_exchange_ends_at_its_response_its_timeout_or_not_at_all():
+    b = Builder()
+    b.at(0).emit("request", "a1", method="GET", path="/p", size=0, xid=0)
+    b.at(0.01).emit("fault", "network", fault="request-lost", device="a1", xid=0)
+    b.at(10).emit("fault", "a1", fault="timeout", xid=0)
+    b.exchange("a1", 1, 11, 11.5)
+    b.at(12).emit("request", "a1", method="PUT", path="/q", size=3, xid=2)
+    b.at(12.5).emit("crash", "a1", what="device-crash")
+    story = read(b.trace, summary("t"))
+    assert [(x.xid, x.outcome, x.end) for x in story.exchanges] == [
+        (0, "timeout", 10),
+        (1, "200", 11.5),
+        (2, "unanswered", None),
+    ]
+    assert story.exchanges[0].faults == ("request-lost", "timeout")
+    assert story.spans == (Span("a1", 12.5, 12.5, "down"),)
+
+
+def test_overlapping_exchanges_of_a_device_go_on_an_extra_track(tmp_path):
+    b = Builder()
+    b.at(0).emit("request", "a1", method="POST", path="/blob", size=9, xid=0)
+    b.exchange("a1", 1, 1, 2)
+    b.at(5).emit("response", "a1", status=200, size=2, xid=0)
+    b.exchange("a1", 2, 6, 7)
+    paths = render_report(b.trace, summary("t"), tmp_path)
+    events = json.loads(paths["trace.perfetto.json"].read_text())["traceEvents"]
+    tracks = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    slices = {
+        e["args"]["xid"]: (tracks[e["tid"]], e["ts"], e["dur"]) for e in events if e["ph"] == "X"
+    }
+    assert slices == {
+        0: ("a1", 0, 5_000_000),
+        1: ("a1 (2)", 1_000_000, 1_000_000),
+        2: ("a1", 6_000_000, 1_000_000),
+    }
+    assert list(tracks.values()) == ["a1", "a1 (2)"]
+
+
+def alarm_at_4() -> Builder:
+    b = Builder()
+    for xid in range(2):
+        b.exchange("b1", xid, xid, xid + 0.5)
+    return b.at(3).emit("event", "b1", name="log.alarm", graph="g", reason="gap")
+
+
+def test_the_focus_is_the_first_violation_naming_a_trace_position_else_the_first_alarm():
+    b = alarm_at_4()
+    violations = ("[x] late (trace#9999)", "[x] early (trace#1)", "[x] nowhere")
+    story = read(b.trace, summary("t", passed=False, violations=violations))
+    assert (story.focus.seq, story.focus.kind) == (1, "violation")
+    assert story.focus.violation == "[x] early (trace#1)"
+    story = read(b.trace, summary("t", passed=False, violations=("[x] late (trace#9999)",)))
+    assert story.focus.seq == 4  # past the end: the last event
+    story = read(b.trace, summary("t", passed=False, violations=("[x] nowhere",)))
+    assert (story.focus.seq, story.focus.kind, story.focus.text) == (
+        4,
+        "alarm",
+        "the first log.alarm (b1)",
+    )
+
+
+def test_convergence_is_measured_from_the_last_fault_to_the_first_lag_of_zero_for_good():
+    b = Builder()
+    b.at(10).emit("fault", "network", fault="partition", devices=["a2"], until=30)
+    for t, lag in ((10, 0), (20, 3), (30, 2), (40, 0), (50, 0)):
+        b.at(t).emit("check", "world", what="lag", graph="g", seq=9, lags={"a1": 0, "a2": lag})
+    b.at(30).emit("fault", "network", fault="heal", devices=["a2"])
+    b.at(60).emit("check", "world", what="quiescence", settled=True)
+    c = read(b.trace, summary("t")).convergence
+    assert c == Convergence(faults_end=30, converged=40, settled=60, sampled=True)
+    assert c.sentence().startswith("Converged 10.0 s after the last fault ended at 30.0 s")
+    b.at(70).emit("check", "world", what="lag", graph="g", seq=9, lags={"a1": 1})
+    assert read(b.trace, summary("t")).convergence.converged is None
+
+
+def test_spans_cover_outages_error_windows_and_adversary_modes_until_the_end():
+    b = Builder()
+    b.at(1).emit("fault", "schedule", name="Adversary", mode="fork", targets=["b1"], at=1)
+    b.at(2).emit("crash", "relay", what="crash", until=None)
+    b.emit("crash", "relay", what="relay-crash")
+    b.at(4).emit("crash", "relay", what="relay-restart")
+    b.at(5).emit("fault", "network", fault="error-window", status=503, until=8)
+    b.at(6).emit("fault", "network", fault="error-window", status=503, until=6)  # zero: none
+    b.at(9).emit("event", "b1", name="sync.done", graph="g")
+    assert read(b.trace, summary("t")).spans == (
+        Span("b1", 1, 9, "adversary: fork"),
+        Span("relay", 2, 4, "down"),
+        Span("relay", 5, 8, "error window"),
+    )
+    timeline = [(m.category, m.what) for m in read(b.trace, summary("t")).timeline]
+    assert timeline == [
+        ("adversary", "Adversary"),
+        ("crash", "relay-crash"),
+        ("crash", "relay-restart"),
+    ]
+
+
+def test_text_that_would_break_mermaid_or_markdown_is_escaped(tmp_path):
+    b = Builder()
+    b.exchange("end", 0, 0, 1)
+    b.exchange("9-z", 0, 1, 2)
+    b.at(3).emit("event", "end", name="log.alarm", graph="g", reason="bad #1; <b>|x|</b> & %%")
+    diagram = sequence_diagram(read(b.trace, summary("t")))
+    assert "participant p_end as end" in diagram and "participant p_9_z as 9-z" in diagram
+    assert "p_end->>relay: [0.000] GET /graphs/g/pull" in diagram
+    assert "reason=bad #35;1#59;" in diagram and "#60;b#62;|x|#60;/b#62; #38; #37;#37;" in diagram
+    for line in diagram.splitlines():
+        said = line.partition(": ")[2]
+        assert not set(re.sub(r"#\d+;|<br/>", "", said)) & set("#;<>&%{}"), line
+    weird = summary("a|b")
+    weird["expectations"][0]["detail"] = "x | y <i>z</i>"
+    paths = render_report(b.trace, weird, tmp_path)
+    md, html = paths["report.md"].read_text(), paths["report.html"].read_text()
+    assert "# simkit report: a\\|b" in md
+    assert "| x \\| y \\<i\\>z\\</i\\> |" in md
+    assert "<td>x | y &lt;i&gt;z&lt;/i&gt;</td>" in html
+
+
+def test_an_empty_trace_still_renders_every_file(tmp_path):
+    paths = render_report(Builder().trace, summary("empty"), tmp_path)
+    assert paths["trace.jsonl"].read_bytes() == b""
+    md, html = paths["report.md"].read_text(), paths["report.html"].read_text()
+    assert "Centred on an empty trace" in md and "sequenceDiagram\n    participant relay\n```" in md
+    assert "No lag samples" in html and 'id="plot-alarms"' in html
+
+
+def test_an_adversary_counts_as_a_fault_when_it_switches_on_and_off_not_while_it_runs():
+    b = Builder()
+    b.at(10).emit("fault", "schedule", name="Adversary", mode="fork", targets=["b1"], at=10)
+    b.at(20).emit("fault", "adversary", name="switch-off", mode="fork")
+    b.at(25).emit("fault", "schedule", name="Adversary", mode="withhold", targets=["b1"], at=25)
+    for t in (30, 40):
+        b.at(t).emit("check", "world", what="lag", graph="g", seq=1, lags={"b1": 0})
+    story = read(b.trace, summary("t"))
+    assert story.spans == (
+        Span("b1", 10, 20, "adversary: fork"),
+        Span("b1", 25, 40, "adversary: withhold"),
+    )
+    assert (story.convergence.faults_end, story.convergence.converged) == (25, 30)
