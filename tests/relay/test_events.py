@@ -65,3 +65,16 @@ def test_keys_grant_event_names_only_the_devices_granted(h):
     h.events.clear()
     h.put_keys("g:team", 1, ["a1", "b1"], ("bob", "b1"))
     assert h.events[0] == KeysGrant("g:team", 1, "bob", "b1", ("b1",))
+
+
+def test_discarding_a_wrap_emits_keys_discard_naming_graph_epoch_and_device():
+    from relay_helpers import Harness
+
+    from simkit.relay import KeysDiscard
+
+    h = Harness()
+    h.register("alice", "a1")
+    h.put_keys("u", 1, ["a1"])
+    h.events.clear()
+    assert h.call("DELETE", "/graphs/u/keys/1").json()["discarded"] is True
+    assert [e for e in h.events if isinstance(e, KeysDiscard)] == [KeysDiscard("u:alice", 1, "a1")]
