@@ -252,11 +252,18 @@ def _action(r: _Reader):
         raise ScenarioError(f"{r.path}: {r.where}: {exc}") from None
 
 
+REQUIRED_PARAMS = {"substitute-keys": ("victim",)}
+
+
 def _adversary(r: _Reader, at: float) -> S.Adversary:
     mode = r.get("mode", str, required=True)
     if mode not in MODES:
         raise r.fail("mode", f"one of {', '.join(MODES)}")
-    return S.Adversary(mode, at, r.strings("targets"), dict(r.get("params", dict, {})))
+    params = dict(r.get("params", dict, {}))
+    for name in REQUIRED_PARAMS.get(mode, ()):
+        if name not in params:
+            raise r.fail("params", f"a table with {name!r} for mode {mode!r}")
+    return S.Adversary(mode, at, r.strings("targets"), params)
 
 
 def _relay(r: _Reader) -> dict:

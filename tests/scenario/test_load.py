@@ -61,6 +61,12 @@ def test_the_whole_library_loads_with_a_description_each():
             "mode: expected one of",
         ),
         (lambda t: t + '\n[expect]\ninvariants = ["happiness"]\n', "unknown invariant 'happiness'"),
+        (
+            lambda t: (
+                t + '\n[[schedule]]\nat = 5\naction = "adversary"\nmode = "substitute-keys"\n'
+            ),
+            "'victim' for mode 'substitute-keys'",
+        ),
         (lambda t: t + "\n[relay]\nmax_ops_per_push = 5000\n", "[relay]"),
         (
             lambda t: t.replace('alice = ["a1", "a2"]', 'alice = ["a1", "a:2"]'),
