@@ -117,4 +117,3 @@ _ACTIONS = {
     "jump": lambda s, now: S.ClockStep(s["device"], now, s["ms"]),
     "adversary": lambda s, now: S.Adversary(s["mode"], now, tuple(s["targets"]), s["params"]),
 }
-RULES = ("advance", "write", "concurrent", "refresh", "heal", "restart", *_ACTIONS)

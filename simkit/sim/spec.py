@@ -176,12 +176,6 @@ class Adversary:
     params: dict = attrs.Factory(dict)
 
 
-Action = (
-    Partition | CrashDevice | CrashRelay | ErrorBurst | ClockStep | LinkDevice | Approve | Reject
-    | Revoke | Steal | Rotate | Recover | Invite | Join | Leave | Adversary
-)  # fmt: skip
-
-
 # -- the world ---------------------------------------------------------------------------
 
 
