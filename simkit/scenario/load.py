@@ -168,102 +168,61 @@ def _workload(r: _Reader) -> S.Workload:
     )
 
 
+ACTIONS = {
+    "partition": S.Partition,
+    "crash-device": S.CrashDevice,
+    "crash-relay": S.CrashRelay,
+    "error-burst": S.ErrorBurst,
+    "clock-step": S.ClockStep,
+    "link": S.LinkDevice,
+    "approve": S.Approve,
+    "reject": S.Reject,
+    "revoke": S.Revoke,
+    "steal": S.Steal,
+    "rotate": S.Rotate,
+    "recover": S.Recover,
+    "invite": S.Invite,
+    "join": S.Join,
+    "leave": S.Leave,
+    "adversary": S.Adversary,
+}
+KEY_KINDS = {"until": float, "restart_after": float, "status": int, "step_ms": int, "params": dict}
+LISTS = ("devices", "targets")
+REQUIRED_PARAMS = {"substitute-keys": ("victim",)}
+
+
 def _action(r: _Reader):
-    """One ``[[schedule]]`` entry: ``action`` names it, the other keys are its fields."""
+    """One ``[[schedule]]`` entry: ``action`` names it; its keys are the action's fields
+    (required unless the action gives a default)."""
     name = r.get("action", str, required=True)
-    at = r.get("at", float, required=True)
-    fields = {
-        "partition": lambda: S.Partition(
-            r.strings("devices"), at, r.get("until", float, required=True)
-        ),
-        "crash-device": lambda: S.CrashDevice(
-            r.get("device", str, required=True), at, r.get("restart_after", float, 5.0)
-        ),
-        "crash-relay": lambda: S.CrashRelay(at, r.get("until", float, required=True)),
-        "error-burst": lambda: S.ErrorBurst(
-            r.get("status", int, required=True), at, r.get("until", float, required=True)
-        ),
-        "clock-step": lambda: S.ClockStep(
-            r.get("device", str, required=True), at, r.get("step_ms", int, required=True)
-        ),
-        "link": lambda: S.LinkDevice(
-            r.get("member", str, required=True), r.get("device", str, required=True), at
-        ),
-        "approve": lambda: S.Approve(
-            r.get("by", str, required=True), r.get("device", str, required=True), at
-        ),
-        "reject": lambda: S.Reject(
-            r.get("by", str, required=True), r.get("device", str, required=True), at
-        ),
-        "revoke": lambda: S.Revoke(
-            r.get("by", str, required=True), r.get("device", str, required=True), at
-        ),
-        "steal": lambda: S.Steal(
-            r.get("by", str, required=True), r.get("device", str, required=True), at
-        ),
-        "rotate": lambda: S.Rotate(
-            r.get("by", str, required=True), r.get("graph", str, required=True), at
-        ),
-        "recover": lambda: S.Recover(
-            r.get("member", str, required=True),
-            r.get("device", str, required=True),
-            r.get("source", str, required=True),
-            at,
-        ),
-        "invite": lambda: S.Invite(
-            r.get("by", str, required=True),
-            r.get("graph", str, required=True),
-            r.get("member", str, required=True),
-            r.get("device", str, required=True),
-            at,
-        ),
-        "join": lambda: S.Join(
-            r.get("group", str, required=True), r.get("member", str, required=True), at
-        ),
-        "leave": lambda: S.Leave(
-            r.get("group", str, required=True), r.get("member", str, required=True), at
-        ),
-        "adversary": lambda: _adversary(r, at),
-    }
-    if name not in fields:
-        raise r.fail("action", f"one of {', '.join(fields)}")
-    allowed = {
-        "partition": ("devices", "until"),
-        "crash-device": ("device", "restart_after"),
-        "crash-relay": ("until",),
-        "error-burst": ("status", "until"),
-        "clock-step": ("device", "step_ms"),
-        "link": ("member", "device"),
-        "approve": ("by", "device"),
-        "reject": ("by", "device"),
-        "revoke": ("by", "device"),
-        "steal": ("by", "device"),
-        "rotate": ("by", "graph"),
-        "recover": ("member", "device", "source"),
-        "invite": ("by", "graph", "member", "device"),
-        "join": ("group", "member"),
-        "leave": ("group", "member"),
-        "adversary": ("mode", "targets", "params"),
-    }
-    r.only("action", "at", *allowed[name])
+    if name not in ACTIONS:
+        raise r.fail("action", f"one of {', '.join(ACTIONS)}")
+    cls = ACTIONS[name]
+    fields = [f for f in attrs.fields(cls) if f.name != "at"]
+    r.only("action", "at", *(f.name for f in fields))
+    values = {"at": r.get("at", float, required=True)}
+    for field in fields:
+        required = field.default is attrs.NOTHING
+        if field.name in LISTS:
+            values[field.name] = r.strings(field.name)
+        elif field.name in r.table or required:
+            values[field.name] = r.get(
+                field.name, KEY_KINDS.get(field.name, str), required=required
+            )
+    if name == "adversary":
+        _check_mode(r, values["mode"], values.get("params", {}))
     try:
-        return fields[name]()
+        return cls(**values)
     except (ValueError, TypeError) as exc:
         raise ScenarioError(f"{r.path}: {r.where}: {exc}") from None
 
 
-REQUIRED_PARAMS = {"substitute-keys": ("victim",)}
-
-
-def _adversary(r: _Reader, at: float) -> S.Adversary:
-    mode = r.get("mode", str, required=True)
+def _check_mode(r: _Reader, mode: str, params: dict) -> None:
     if mode not in MODES:
         raise r.fail("mode", f"one of {', '.join(MODES)}")
-    params = dict(r.get("params", dict, {}))
     for name in REQUIRED_PARAMS.get(mode, ()):
         if name not in params:
             raise r.fail("params", f"a table with {name!r} for mode {mode!r}")
-    return S.Adversary(mode, at, r.strings("targets"), params)
 
 
 def _relay(r: _Reader) -> dict:
