@@ -79,7 +79,7 @@ class Device:
         self.readonly: set[str] = set()
         self._booted = False
         self._rosters: dict[str, tuple[dict[str, dict], int, int]] = {}
-        self._selfsig_checked: set[str] = set()
+        self.selfsig_checked: set[str] = set()
         self._wake = trio.Event()
         self._written = False
         self._checked: dict[tuple[str, str], int] = {}
@@ -262,7 +262,7 @@ class Device:
         names = [graph_id] if graph_id else self.graphs()
         return sum(len(self.store.rows(f"queue:{self.storage_key(g)}")) for g in names)
 
-    def _stamp(self, prior_rev: float) -> int:
+    def stamp(self, prior_rev: float) -> int:
         """Rule 1: at = max(now, last + 1, priorRev + 1), now corrected by the adopted skew."""
         now = self.clock.now_ms() - self.store.get("meta", "skew", 0)
         at = max(now, self.store.get("meta", "last", 0) + 1, int(prior_rev) + 1)
@@ -273,15 +273,15 @@ class Device:
         """Write a record locally and queue it; durable when this returns."""
         if not self.config.registry.accepts(kind, data):
             raise DeviceError(f"kind {kind!r} refuses this data (application schema)")
-        return self._write(graph_id, record_id, {"kind": kind, "data": data})
+        return self.write_record(graph_id, record_id, {"kind": kind, "data": data})
 
     def delete(self, graph_id: str, record_id: str) -> dict:
         """Write a tombstone: an empty husk that keeps syncing."""
         held = self.get(graph_id, record_id)
         kind = held["kind"] if held else "deleted"
-        return self._write(graph_id, record_id, {"kind": kind, "deleted": True, "data": {}})
+        return self.write_record(graph_id, record_id, {"kind": kind, "deleted": True, "data": {}})
 
-    def _write(self, graph_id: str, record_id: str, body: dict) -> dict:
+    def write_record(self, graph_id: str, record_id: str, body: dict) -> dict:
         require_safe_id(record_id, "record ID")
         sk = self.storage_key(graph_id)
         if self.store.get("graphs", graph_id) is None:
@@ -290,7 +290,7 @@ class Device:
         record = {
             "id": record_id,
             **body,
-            "at": self._stamp(sync.prior_rev(held)),
+            "at": self.stamp(sync.prior_rev(held)),
             "by": self.member_id,
         }
         queued = self.store.get(f"queue:{sk}", record_id)

@@ -191,7 +191,7 @@ def _restamp(device, graph_id: str, sk: str, entry: dict) -> None:
     aside by ``_apply``) is at or above the new rev, the write has lost: take that copy,
     which the cursor has already passed and no pull will bring again (found by the fuzzer)."""
     rid = entry["r"]["id"]
-    record = {**entry["r"], "at": device._stamp(prior_rev(entry["before"]))}
+    record = {**entry["r"], "at": device.stamp(prior_rev(entry["before"]))}
     device.emit("record.restamped", graph_id, recordId=rid, old=entry["r"]["at"], new=record["at"])
     shadow = device.store.get(f"shadow:{sk}", rid)
     if shadow is not None and shadow["at"] >= record["at"]:
@@ -319,9 +319,9 @@ def _apply(device, graph_id: str, sk: str, record: dict) -> None:
 def _possession_proof(device, entry: dict) -> None:
     """A verified record from a device, plus its valid selfSig, approves it ('possession')."""
     device_id = entry["deviceId"]
-    if device_id == device.device_id or device_id in device._selfsig_checked:
+    if device_id == device.device_id or device_id in device.selfsig_checked:
         return
-    device._selfsig_checked.add(device_id)
+    device.selfsig_checked.add(device_id)
     device.remember(entry)
     if device.pin(device_id) is None and self_sig_valid(entry):
         device.set_pin(device_id, APPROVED, "possession", fingerprint_of(entry))
@@ -410,7 +410,7 @@ def publish_checkpoint(device, graph_id: str) -> bool:
         return False
     slot = checkpoint_record_id(epoch1, device.device_id)
     data = {"v": 1, "d": device.device_id, "seq": boundary, "head": log.heads[str(boundary)]}
-    device._write(graph_id, slot, {"kind": CHECKPOINT_KIND, "data": data})
+    device.write_record(graph_id, slot, {"kind": CHECKPOINT_KIND, "data": data})
     _save_log(device, graph_id, attrs.evolve(log, published=boundary))
     device.store.commit()
     return True

@@ -1,9 +1,7 @@
 """Scheduled actions: faults, ceremonies and adversary switches, performed at their time."""
 
 import attrs
-import trio
 
-from simkit.client import RelayUnavailable
 from simkit.errors import SimkitError
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
@@ -42,19 +40,6 @@ def _start(world, action):
     return reported
 
 
-async def _register(world, slot) -> None:
-    """A new device registers, retrying every 10 s while the relay cannot be reached."""
-    for _ in range(REGISTER_ATTEMPTS):
-        try:
-            await slot.device.register()
-            return
-        except RelayUnavailable:
-            await trio.sleep(10)
-    await slot.device.register()
-
-
-REGISTER_ATTEMPTS = 30
-
 _FAULTS = {
     "Partition", "CrashDevice", "CrashRelay", "ErrorBurst", "ClockStep", "Adversary", "Steal",
 }  # fmt: skip
@@ -87,12 +72,10 @@ def _clock_step(world, a: S.ClockStep) -> None:
 
 
 def _link(world, a: S.LinkDevice) -> None:
-    slot = world._new_slot(a.member, a.device)
+    slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
-        await _register(world, slot)
-        world._subscribe(slot)
-        world._start(slot)
+        await world.bring_online(slot)
 
     return ceremony
 
@@ -160,13 +143,11 @@ def _recover(world, a: S.Recover) -> None:
     if source is None:
         return
     bundle = source.recovery_bundle("simulated passphrase")
-    slot = world._new_slot(a.member, a.device)
+    slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
         slot.device.import_bundle(bundle, "simulated passphrase")
-        await _register(world, slot)
-        world._subscribe(slot)
-        world._start(slot)
+        await world.bring_online(slot)
 
     return ceremony
 
@@ -177,22 +158,20 @@ def _invite(world, a: S.Invite) -> None:
         return
     invite, box = inviter.invite(graph_id_for(a.graph, inviter.member_id))
     world.host.join(a.graph.partition(":")[2], a.member)
-    slot = world._new_slot(a.member, a.device)
+    slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
         slot.device.accept_invite(invite, box)  # only the door code went to the host
-        await _register(world, slot)
-        world._subscribe(slot)
-        world._start(slot)
+        await world.bring_online(slot)
 
     return ceremony
 
 
 def _join(world, a: S.Join) -> None:
     world.host.join(a.group, a.member)
-    for slot in world._alive():
+    for slot in world.alive():
         if slot.member == a.member:
-            world._subscribe(slot)
+            world.subscribe(slot)
             slot.device.wake()
 
 

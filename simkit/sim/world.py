@@ -13,7 +13,7 @@ import math
 import attrs
 import trio
 
-from simkit.client import AppConfig, Device
+from simkit.client import AppConfig, Device, RelayUnavailable
 from simkit.client.approval import APPROVED
 from simkit.client.blobs import upload_blob
 from simkit.errors import SimkitError
@@ -32,7 +32,8 @@ from simkit.sim.workload import next_write
 
 SETTLE_POLL_S = 5.0
 STABLE_S = 40.0
-LAG_SAMPLE_S = 10.0  # longer than a device's 30 s recheck of keys and key gaps
+LAG_SAMPLE_S = 10.0
+REGISTER_ATTEMPTS = 30  # longer than a device's 30 s recheck of keys and key gaps
 
 
 @attrs.define
@@ -108,7 +109,7 @@ class World:
             slot.device.clock = slot.clock
         self.trace.register_clock(device_id, slot.clock.now_ms)
 
-    def _new_slot(self, member: str, device_id: str) -> DeviceSlot:
+    def new_slot(self, member: str, device_id: str) -> DeviceSlot:
         if device_id in self.slots:
             raise SimkitError(f"device {device_id!r} already exists in this world")
         clock = self._clock_for(device_id)
@@ -139,7 +140,7 @@ class World:
             if slot.alive and not slot.revoked and storage_key in self.graphs_of(slot.member)
         ]
 
-    def _subscribe(self, slot: DeviceSlot) -> None:
+    def subscribe(self, slot: DeviceSlot) -> None:
         extra = [s for s in self.spec.subscriptions if s.device == slot.device_id]
         only = {s.graph for s in extra if s.only}
         for sk in self.graphs_of(slot.member):
@@ -151,7 +152,7 @@ class World:
 
     async def _setup(self) -> None:
         """Register the initial fleet, have the humans approve it, bootstrap each graph."""
-        slots = [self._new_slot(m, d) for m, ids in sorted(self.spec.devices.items()) for d in ids]
+        slots = [self.new_slot(m, d) for m, ids in sorted(self.spec.devices.items()) for d in ids]
         for slot in slots:
             await slot.device.register()
         for slot in slots:  # the initial fleet is trusted: pins set at setup
@@ -160,7 +161,7 @@ class World:
                     slot.device.set_pin(
                         other.device_id, APPROVED, "setup", other.device.fingerprint
                     )
-            self._subscribe(slot)
+            self.subscribe(slot)
         for sk in self.spec.graphs:
             creators = self.followers(sk)
             if creators:
@@ -201,6 +202,20 @@ class World:
                 async for _ in pokes:
                     slot.device.wake()
 
+    async def bring_online(self, slot: DeviceSlot) -> None:
+        """A new device registers (retrying every 10 s while the relay cannot be reached),
+        follows its member's graphs and starts running."""
+        for _ in range(REGISTER_ATTEMPTS):
+            try:
+                await slot.device.register()
+                break
+            except RelayUnavailable:
+                await trio.sleep(10)
+        else:
+            await slot.device.register()
+        self.subscribe(slot)
+        self._start(slot)
+
     def crash(self, device_id: str) -> None:
         slot = self.slots[device_id]
         if not slot.alive:
@@ -222,7 +237,7 @@ class World:
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
         self.note("crash", device_id, what="device-restart", boot=slot.boots)
-        self._subscribe(slot)
+        self.subscribe(slot)
         self._start(slot)
 
     def crash_relay(self, until: float) -> None:
@@ -374,7 +389,7 @@ class World:
         deadline = trio.current_time() + self.spec.drain_s
         last, since = None, trio.current_time()
         while trio.current_time() < deadline:
-            for slot in self._alive():
+            for slot in self.alive():
                 slot.device.wake()
             await trio.sleep(SETTLE_POLL_S)
             now, state = trio.current_time(), self._progress()
@@ -394,16 +409,16 @@ class World:
         )
         devices = tuple(
             (s.device_id, s.device.pending(), tuple(sorted(s.device.store.rows("cursor").items())))
-            for s in self._alive()
+            for s in self.alive()
         )
         return relay, devices
 
-    def _alive(self) -> list[DeviceSlot]:
+    def alive(self) -> list[DeviceSlot]:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
 
     def settled(self) -> bool:
         """No queued writes, and every unfiltered view caught up with the honest relay."""
-        for slot in self._alive():
+        for slot in self.alive():
             device = slot.device
             if device.pending():
                 return False
