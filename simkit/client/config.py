@@ -29,6 +29,7 @@ class AppConfig:
     log_verification: bool = True  # [on]
     backoff: Backoff = attrs.Factory(Backoff)
     push_debounce_s: float = 0.25  # [250 ms]
+    poke_debounce_s: float = 0.25  # pokes within it join one sync run (docs/client.md)
     poll_interval_s: float = 5.0
     recheck_s: float = 30.0  # how often an idle device asks for keys and key gaps
     max_batch_ops: int = attrs.field(

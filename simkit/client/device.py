@@ -13,7 +13,7 @@ skew), ``graphs`` (graph ID -> storage key, epochs), ``subs`` (subscriptions),
 ``records:<sk>``, ``queue:<sk>``, ``refused:<sk>``.
 """
 
-import json
+import functools
 
 import trio
 
@@ -22,11 +22,12 @@ from simkit.client.approval import APPROVED, OBSERVE, REJECTED, fingerprint_of
 from simkit.client.clock import Clock
 from simkit.client.config import AppConfig
 from simkit.client.events import ClientEvent, GraphStatus
-from simkit.client.logverify import ALARM, OFF, OK, UNVERIFIED, LogState
+from simkit.client.logverify import ALARM, OFF, OK, UNVERIFIED, LogState, unverified
 from simkit.client.receive import check_op
 from simkit.client.store import LocalStore
 from simkit.client.transport import RelayUnavailable, Transport, send_with_retries
 from simkit.errors import ProtocolError, SimkitError
+from simkit.protocol.canonical import compact_json
 from simkit.protocol.entropy import Entropy
 from simkit.protocol.ids import graph_id_for, require_safe_id, storage_key
 from simkit.protocol.keyring import (
@@ -79,6 +80,7 @@ class Device:
         self.readonly: set[str] = set()
         self._booted = False
         self._rosters: dict[str, tuple[dict[str, dict], int, int]] = {}
+        self._rings: dict[str, tuple[dict, Keyring]] = {}  # graph -> (stored wire, parsed)
         self.selfsig_checked: set[str] = set()
         self._wake = trio.Event()
         self._written = False
@@ -123,7 +125,7 @@ class Device:
 
     # -- identity ---------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
         return self.keys.fingerprint(self.member_id)
 
@@ -174,7 +176,7 @@ class Device:
                 and self.config.log_verification
                 and self.log_state(graph_id) is None
             ):
-                self.store.put("log", sk, LogState.start(sk, 0).to_json())  # anchored at genesis
+                self.store.put("log", sk, LogState.start(sk, 0))  # anchored at genesis
             self.store.commit()
         return key
 
@@ -190,8 +192,14 @@ class Device:
         return self.store.get("subs", graph_id) is not None
 
     def keyring(self, graph_id: str) -> Keyring:
+        """The graph's keys, parsed once per stored version (asked for on every op)."""
         wire = self.store.get("keyring", self.storage_key(graph_id))
-        return Keyring.from_wire(wire) if wire else Keyring()
+        if not wire:
+            return Keyring()
+        parsed = self._rings.get(graph_id)
+        if parsed is None or parsed[0] is not wire:
+            parsed = self._rings[graph_id] = (wire, Keyring.from_wire(wire))
+        return parsed[1]
 
     def adopt_key(self, graph_id: str, epoch: int, key: bytes) -> None:
         """Keep a graph key; durable at once, so a crash never moves the epoch back."""
@@ -230,14 +238,17 @@ class Device:
     def cache_roster(self, graph_id: str, entries: dict[str, dict]) -> None:
         self._rosters[graph_id] = (entries, self.clock.now_ms(), self.relay_epoch(graph_id))
 
-    def roster(self, graph_id: str) -> dict[str, dict] | None:
+    def roster(self, graph_id: str, *, stale_ok: bool = False) -> dict[str, dict] | None:
         """The cached roster while it is fresh: fetched less than ``recheck_s`` ago and
         before no epoch change (a revocation always brings a rotation). An op signed
-        by a device missing from it makes the client fetch it again."""
+        by a device missing from it makes the client fetch it again. ``stale_ok``
+        returns the last one fetched, however old (good enough to count devices)."""
         cached = self._rosters.get(graph_id)
         if cached is None:
             return None
         entries, fetched_at, epoch = cached
+        if stale_ok:
+            return entries
         age = self.clock.now_ms() - fetched_at
         if epoch != self.relay_epoch(graph_id) or not 0 <= age < self.config.recheck_s * 1000:
             return None
@@ -361,8 +372,7 @@ class Device:
             self.on_event(self, event)
 
     def log_state(self, graph_id: str) -> LogState | None:
-        data = self.store.get("log", self.storage_key(graph_id))
-        return LogState.from_json(data) if data else None
+        return self.store.get("log", self.storage_key(graph_id))
 
     def graph_status(self, graph_id: str) -> GraphStatus:
         log = self.log_state(graph_id)
@@ -410,7 +420,7 @@ class Device:
         RelayUnavailable when out of attempts."""
         payload = raw if raw is not None else b""
         if body is not None:
-            payload = json.dumps(body, separators=(",", ":")).encode()
+            payload = compact_json(body).encode()
         request = Request(
             method, path, query=query, headers={**self.headers(), **(headers or {})}, body=payload
         )
@@ -457,9 +467,7 @@ class Device:
         """ok -> unverified when the relay cannot be reached (alarm stays latched)."""
         log = self.log_state(graph_id)
         if log is not None and log.state == OK:
-            self.store.put(
-                "log", self.storage_key(graph_id), {**log.to_json(), "state": UNVERIFIED}
-            )
+            self.store.put("log", self.storage_key(graph_id), unverified(log))
 
     def alarmed(self, graph_id: str) -> bool:
         log = self.log_state(graph_id)
@@ -470,17 +478,20 @@ class Device:
         self._wake.set()
 
     async def run(self) -> None:
-        """Sync until cancelled: after a local write (once the push debounce has
-        passed), on a poke, and every poll interval. All waiting is on the device's
-        own clock."""
+        """Sync until cancelled: after a local write once the push debounce has passed,
+        after a poke once the poke debounce has, and every poll interval. Whatever
+        arrives during a debounce joins that run, so a busy group syncs in batches,
+        not once per write. All waiting is on the device's own clock."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._poll_timer)
             while True:
                 await self._wake.wait()
+                written = self._written
+                await self.clock.sleep(
+                    self.config.push_debounce_s if written else self.config.poke_debounce_s
+                )
                 self._wake = trio.Event()
-                if self._written:
-                    self._written = False
-                    await self.clock.sleep(self.config.push_debounce_s)
+                self._written = False
                 await self.sync()
 
     async def _poll_timer(self) -> None:

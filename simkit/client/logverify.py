@@ -7,6 +7,7 @@ record it holds at that rev or newer, unless it refused that record on purpose;
 for that boundary. Any contradiction latches ``alarm``.
 """
 
+import hashlib
 from collections.abc import Callable
 
 import attrs
@@ -18,7 +19,11 @@ OFF, UNVERIFIED, OK, ALARM = "off", "unverified", "ok", "alarm"
 
 @attrs.frozen
 class LogState:
-    """What a device persists about one graph's log."""
+    """What a device persists about one graph's log.
+
+    Frozen and stored as is (its dicts are replaced, never mutated), so saving it
+    costs nothing: a device saves it once per checkpoint it receives.
+    """
 
     state: str
     head: str
@@ -37,13 +42,6 @@ class LogState:
         if served == 0:
             return cls(UNVERIFIED, log_genesis(storage_key))
         return cls(UNVERIFIED, f"anchor:{served}", through=served, anchored_from=served)
-
-    def to_json(self) -> dict:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> "LogState":
-        return cls(**data)
 
     def alarmed(self, why: str) -> "LogState":
         return self if self.state == ALARM else attrs.evolve(self, state=ALARM, alarm=why)
@@ -72,7 +70,7 @@ def fold(
     seqs = [entry["seq"] for entry in entries]
     if any(later <= earlier for earlier, later in zip([log.through, *seqs], seqs, strict=False)):
         return log.alarmed(f"log entries are not in increasing seq order after {log.through}")
-    head, through, last_seq, heads = log.head, log.through, log.last_seq, dict(log.heads)
+    head, through, last_seq, fresh = log.head, log.through, log.last_seq, {}
     last_app_seq = log.last_app_seq
     for entry in entries:
         seq, record_id, rev = entry["seq"], entry["recordId"], entry["rev"]
@@ -85,20 +83,25 @@ def fold(
                 f"log entry seq {seq} names {record_id!r} at rev {rev}, which was never served"
             )
         if log.anchored_from is None:
-            heads.update(_final_boundaries(last_seq, seq - 1, head))
+            fresh.update(_final_boundaries(last_seq, seq - 1, head))
         head, through, last_seq = log_step(head, seq, record_id, rev), seq, seq
         if not is_checkpoint(record_id):
             last_app_seq = seq
     if log.anchored_from is None:
-        heads.update(_final_boundaries(last_seq, upto, head))
-    return attrs.evolve(
+        fresh.update(_final_boundaries(last_seq, upto, head))
+    folded = attrs.evolve(
         log,
         head=head,
         through=max(through, upto),
         last_seq=last_seq,
         last_app_seq=last_app_seq,
-        heads=heads,
+        heads={**log.heads, **fresh} if fresh else log.heads,
     )
+    if fresh:  # check (2) for the claims at boundaries that just became final
+        for device_id, claim in sorted(log.claims.items()):
+            if str(claim["seq"]) in fresh:
+                folded = _compare(folded, device_id, claim["seq"], claim["head"])
+    return folded
 
 
 def _final_boundaries(lo: int, hi: int, head: str) -> dict:
@@ -111,23 +114,22 @@ def _final_boundaries(lo: int, hi: int, head: str) -> dict:
 
 
 def with_claim(log: LogState, device_id: str, boundary: int, head: str) -> LogState:
-    """Remember a believed peer checkpoint (the latest one per peer device)."""
-    return attrs.evolve(log, claims={**log.claims, device_id: {"seq": boundary, "head": head}})
+    """Remember a believed peer checkpoint (the latest one per peer device) and check
+    (2) against it at once if our head at that boundary is final."""
+    log = attrs.evolve(log, claims={**log.claims, device_id: {"seq": boundary, "head": head}})
+    return _compare(log, device_id, boundary, head)
 
 
-def compare(log: LogState) -> LogState:
-    """Check (2): alarm when a peer's head differs from ours at a boundary we both have.
-
-    A chain anchored mid-log never compares heads.
-    """
+def _compare(log: LogState, device_id: str, boundary: int, head: str) -> LogState:
+    """Check (2) for one claim: alarm when the peer's head differs from ours at a
+    boundary we both have. A chain anchored mid-log never compares heads."""
     if log.anchored_from is not None or log.state == ALARM:
         return log
-    for device_id, claim in sorted(log.claims.items()):
-        ours = log.heads.get(str(claim["seq"]))
-        if ours is not None and ours != claim["head"]:
-            return log.alarmed(
-                f"head at boundary {claim['seq']} differs from the checkpoint of {device_id!r}"
-            )
+    ours = log.heads.get(str(boundary))
+    if ours is not None and ours != head:
+        return log.alarmed(
+            f"head at boundary {boundary} differs from the checkpoint of {device_id!r}"
+        )
     return log
 
 
@@ -143,11 +145,32 @@ def verified(log: LogState) -> LogState:
     return attrs.evolve(log, state=OK)
 
 
-def due_checkpoint(log: LogState) -> int | None:
+PUBLISHERS_PER_BOUNDARY = 8
+
+
+def takes_turn(device_id: str, boundary: int, active_devices: int) -> bool:
+    """Whether ``device_id`` is one of about eight devices that publish ``boundary``.
+
+    Every device publishing every boundary costs n^2 deliveries per 64 seqs and, in a
+    busy group of a hundred, fills the log with checkpoints. The turn is a hash of
+    (device, boundary), so the publishers change from boundary to boundary and every
+    device compares its head with each of them (docs/client.md).
+    """
+    share = -(-active_devices // PUBLISHERS_PER_BOUNDARY)
+    if share <= 1:
+        return True
+    turn = hashlib.sha256(f"skm-checkpoint-turn\n{device_id}\n{boundary}".encode()).digest()
+    return int.from_bytes(turn[:8], "big") % share == 0
+
+
+def due_checkpoint(log: LogState, device_id: str, active_devices: int) -> int | None:
     """The boundary to publish next: the newest one reached, if an application record
-    was logged since the last one published. Checkpoints alone never cause another
-    round of checkpoints, or n devices would keep crossing boundaries for ever."""
+    was logged since the last one published and it is this device's turn. Checkpoints
+    alone never cause another round of checkpoints, or n devices would keep crossing
+    boundaries for ever."""
     if log.anchored_from is not None or log.state == ALARM or not log.heads:
         return None
     latest = max(int(b) for b in log.heads)
-    return latest if latest > log.published and log.last_app_seq > log.published else None
+    if latest <= log.published or log.last_app_seq <= log.published:
+        return None
+    return latest if takes_turn(device_id, latest, active_devices) else None

@@ -1,6 +1,6 @@
 """The device's local storage: what survives a crash.
 
-Named tables of JSON-able values (like IndexedDB object stores). Writes go to a
+Named tables of JSON-able values or frozen records (like IndexedDB object stores). Writes go to a
 live view at once and reach durable storage only at ``commit()``, which a device
 calls where a real one would write to disk: after each queued write and after
 each applied batch. A crash discards the live view; ``LocalStore(durable)``
@@ -49,7 +49,7 @@ class LocalStore:
         self._dirty.clear()
 
     def durable(self) -> dict[str, dict[str, Any]]:
-        """The durable snapshot (JSON-able), in a deterministic order."""
+        """The durable snapshot, in a deterministic order."""
         return {
             name: dict(sorted(rows.items())) for name, rows in sorted(self._durable.items()) if rows
         }

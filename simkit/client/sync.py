@@ -5,8 +5,6 @@ writes), fill key gaps, rotate if owed, push the queue, pull every subscription,
 then verify the log up to what was served and publish a checkpoint when due.
 """
 
-import json
-
 import attrs
 
 from simkit.client import keyops
@@ -14,7 +12,6 @@ from simkit.client.approval import APPROVED, fingerprint_of, self_sig_valid
 from simkit.client.logverify import (
     ALARM,
     LogState,
-    compare,
     due_checkpoint,
     fold,
     unverified,
@@ -23,6 +20,7 @@ from simkit.client.logverify import (
 )
 from simkit.client.receive import Opened, Refusal
 from simkit.client.schemas import CHECKPOINT_KIND
+from simkit.protocol.canonical import compact_json
 from simkit.protocol.derived import checkpoint_record_id
 from simkit.protocol.records import seal_record, sign_record
 
@@ -79,7 +77,7 @@ def _batches(device, ops: list[dict]):
     """Rule 7: at most 200 ops and 8 MiB per push."""
     batch, size = [], 0
     for op in ops:
-        op_size = len(json.dumps(op, separators=(",", ":"))) + 1
+        op_size = len(compact_json(op)) + 1
         if batch and (
             len(batch) >= device.config.max_batch_ops
             or size + op_size > device.config.max_batch_bytes - 64
@@ -342,7 +340,7 @@ def _believe_checkpoint(device, graph_id, sk, opened: Opened, roster: dict) -> N
     log = device.log_state(graph_id)
     if log is None:
         return
-    log = compare(with_claim(log, claimed, data["seq"], data["head"]))
+    log = with_claim(log, claimed, data["seq"], data["head"])
     _save_log(device, graph_id, log)
 
 
@@ -351,7 +349,7 @@ def _believe_checkpoint(device, graph_id, sk, opened: Opened, roster: dict) -> N
 
 def _save_log(device, graph_id: str, log: LogState) -> None:
     before = device.log_state(graph_id)
-    device.store.put("log", device.storage_key(graph_id), log.to_json())
+    device.store.put("log", device.storage_key(graph_id), log)
     if log.state == ALARM and (before is None or before.state != ALARM):
         device.emit("log.alarm", graph_id, reason=log.alarm)
 
@@ -395,7 +393,6 @@ async def verify_log(device, graph_id: str) -> None:
         after = answer["entries"][-1]["seq"]
     moved = frozenset(e["recordId"] for e in entries if e["seq"] > served)
     log = fold(log, entries, served, held_rev, refused_rev, is_checkpoint, moved)
-    log = compare(log)
     if log.through >= served:
         log = verified(log)
     _save_log(device, graph_id, log)
@@ -405,7 +402,9 @@ def publish_checkpoint(device, graph_id: str) -> bool:
     """Queue this device's head at the newest boundary reached (docs/client.md)."""
     log = device.log_state(graph_id)
     epoch1 = device.keyring(graph_id).keys.get(1)
-    boundary = due_checkpoint(log) if log else None
+    roster = device.roster(graph_id, stale_ok=True) or {}
+    active = sum(1 for entry in roster.values() if entry.get("revokedAt") is None)
+    boundary = due_checkpoint(log, device.device_id, active) if log else None
     if boundary is None or epoch1 is None:
         return False
     slot = checkpoint_record_id(epoch1, device.device_id)

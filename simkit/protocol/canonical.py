@@ -21,6 +21,7 @@ infinities as ``null``).
 import json
 import math
 import re
+from collections.abc import Callable
 
 from simkit.errors import EncodingError
 
@@ -144,8 +145,62 @@ def _encode(value: object, out: list[str]) -> None:
         raise EncodingError(f"canonicalJson: {type(value).__name__} is not a JSON value")
 
 
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def compact_json_encoder(*, sort_keys: bool, ascii_only: bool) -> Callable[[object], str]:
+    """Compact JSON text (no NaN) through CPython's C encoder, built once.
+
+    ``json.dumps`` builds that encoder on every call, which costs as much as
+    encoding a small record; relay answers and record checks are on the hot path.
+    """
+    make = json.encoder.c_make_encoder
+    if make is None:  # not CPython: the library's own encoder
+        encoder = json.JSONEncoder(
+            ensure_ascii=ascii_only, separators=(",", ":"), sort_keys=sort_keys, allow_nan=False
+        )
+        return encoder.encode
+    escape = json.encoder.encode_basestring_ascii if ascii_only else json.encoder.encode_basestring
+    chunks = make(None, _not_json, escape, None, ":", ",", sort_keys, False, False)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_plain_text = compact_json_encoder(sort_keys=True, ascii_only=False)
+compact_json = compact_json_encoder(sort_keys=False, ascii_only=True)
+"""``json.dumps(value, separators=(",", ":"), allow_nan=False)``, faster: wire bodies."""
+
+
+def _plain(value: object) -> bool:
+    """True when Python's own sorted JSON encoder writes ``value`` exactly as
+    JavaScript would: no floats, integers exact as doubles, no lone surrogates, and
+    keys that are ASCII (code-point and UTF-16 orders agree) and not array indices."""
+    if isinstance(value, str):
+        return value.isascii() or _SURROGATE.search(value) is None
+    if value is None or value is True or value is False:
+        return True
+    if type(value) is int:
+        return -_EXACT_INT < value < _EXACT_INT
+    if type(value) is dict:
+        for key, item in value.items():
+            if type(key) is not str or not key.isascii() or key[:1].isdigit():
+                return False
+            if not _plain(item):
+                return False
+        return True
+    if type(value) is list:
+        return all(_plain(item) for item in value)
+    return False
+
+
 def canonical_json_text(value: object) -> str:
-    """canonicalJson as text (see the module docstring for the exact form)."""
+    """canonicalJson as text (see the module docstring for the exact form).
+
+    Most values take the C encoder (a record is encoded by every device that
+    receives it); the rest take the JavaScript-exact walk below.
+    """
+    if _plain(value):
+        return _plain_text(value)
     out: list[str] = []
     _encode(value, out)
     return "".join(out)
@@ -164,10 +219,13 @@ def parse_json(data: bytes | str) -> object:
     """
     try:
         text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
-        return json.loads(text, parse_constant=_refuse_constant)
+        return _DECODER.decode(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise EncodingError(f"malformed JSON: {exc}") from None
 
 
 def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)

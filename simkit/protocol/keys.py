@@ -21,6 +21,7 @@ from simkit.protocol.b64 import b64url_decode, b64url_encode
 from simkit.protocol.canonical import canonical_json
 from simkit.protocol.entropy import Entropy, default_entropy
 from simkit.protocol.primitives import PBKDF2_ITERATIONS, pbkdf2_sha256, sha256
+from simkit.protocol.sigcache import SIGNATURES
 
 CURVE = ec.SECP256R1()
 _ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
@@ -161,9 +162,19 @@ def verify_bytes(sig_jwk: dict, data: bytes, signature: str) -> bool:
     """True when ``signature`` (P1363, base64url) verifies over ``data``.
 
     A malformed signature is simply not valid (False); a malformed JWK raises
-    KeyFormatError because that is a roster problem, not a forgery.
+    KeyFormatError because that is a roster problem, not a forgery. Verdicts are
+    memoised by ``sigcache.SIGNATURES`` (a pure function's cache).
     """
     key = import_public_jwk(sig_jwk)
+    memo = (sig_jwk["x"], sig_jwk["y"], data, signature)
+    verdict = SIGNATURES.lookup(memo)
+    if verdict is None:
+        verdict = _verify(key, data, signature)
+        SIGNATURES.remember(memo, verdict)
+    return verdict
+
+
+def _verify(key: ec.EllipticCurvePublicKey, data: bytes, signature: str) -> bool:
     try:
         raw = b64url_decode(signature)
     except EncodingError:

@@ -4,6 +4,7 @@ Kept separate so published test vectors (RFC 5869, RFC 7914, NIST GCM) can be
 checked against exactly the functions the constructions use.
 """
 
+import functools
 import hashlib
 
 from cryptography.exceptions import InvalidTag
@@ -42,11 +43,17 @@ def require_key(key: bytes, what: str = "graph key") -> bytes:
     return bytes(key)
 
 
+@functools.lru_cache(maxsize=4096)
+def _cipher(key: bytes) -> AESGCM:
+    """The AES-256-GCM context for a key, built once: every graph key serves many records."""
+    return AESGCM(key)
+
+
 def aes_gcm_seal(key: bytes, nonce: bytes, plaintext: bytes, aad: bytes) -> bytes:
     """AES-256-GCM: ciphertext followed by the 16-byte tag (WebCrypto's layout)."""
     if len(nonce) != NONCE_BYTES:
         raise KeyFormatError(f"nonce must be {NONCE_BYTES} bytes, got {len(nonce)}")
-    return AESGCM(require_key(key)).encrypt(nonce, plaintext, aad)
+    return _cipher(require_key(key)).encrypt(nonce, plaintext, aad)
 
 
 def aes_gcm_open(key: bytes, nonce: bytes, sealed: bytes, aad: bytes, what: str) -> bytes:
@@ -56,7 +63,7 @@ def aes_gcm_open(key: bytes, nonce: bytes, sealed: bytes, aad: bytes, what: str)
     if len(sealed) < TAG_BYTES:
         raise CryptoError(f"{what}: ciphertext shorter than the {TAG_BYTES}-byte tag")
     try:
-        return AESGCM(require_key(key)).decrypt(nonce, sealed, aad)
+        return _cipher(require_key(key)).decrypt(nonce, sealed, aad)
     except InvalidTag:
         raise CryptoError(
             f"{what}: authentication failed (wrong key, AAD or tampered bytes)"

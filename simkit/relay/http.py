@@ -4,11 +4,9 @@ The relay never touches a socket; a driver (the simulator, later an HTTP server)
 builds a ``Request``, calls ``relay.handle()`` and sends the ``Response`` on.
 """
 
-import json
-
 import attrs
 
-from simkit.protocol.canonical import parse_json
+from simkit.protocol.canonical import compact_json, parse_json
 
 
 def _lowercase_names(headers: dict[str, str] | None) -> dict[str, str]:
@@ -46,7 +44,7 @@ class Response:
 
 def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
     """Encode ``payload`` compactly; ASCII-only so a lone surrogate can never break it."""
-    body = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode("ascii")
+    body = compact_json(payload).encode("ascii")
     return Response(status, {"content-type": "application/json", **(headers or {})}, body)
 
 

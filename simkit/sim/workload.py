@@ -49,17 +49,20 @@ def next_write(
         return None
     graph_id = graph_id_for(graphs[draws.randbelow(len(graphs))], device.member_id)
     roll = draws.random()
-    live = sorted(
-        rid for rid, r in device.records(graph_id).items()
-        if not r.get("deleted") and not r["kind"].startswith("skm.")
-    )  # fmt: skip
     payload = plaintext(device.device_id, serial, w.payload_bytes)
-    if live and roll < w.delete:
-        record_id = live[draws.randbelow(len(live))]
-        return Write(graph_id, record_id, "delete", device.get(graph_id, record_id)["kind"], {})
-    if live and roll < w.delete + w.edit:
-        record_id = live[draws.randbelow(len(live))]
-        return Write(graph_id, record_id, "edit", device.get(graph_id, record_id)["kind"], payload)
+    if roll < w.delete + w.edit:  # only then list the live records (a scan of the graph)
+        live = sorted(
+            rid for rid, r in device.records(graph_id).items()
+            if not r.get("deleted") and not r["kind"].startswith("skm.")
+        )  # fmt: skip
+        if live and roll < w.delete:
+            record_id = live[draws.randbelow(len(live))]
+            kind = device.get(graph_id, record_id)["kind"]
+            return Write(graph_id, record_id, "delete", kind, {})
+        if live:
+            record_id = live[draws.randbelow(len(live))]
+            kind = device.get(graph_id, record_id)["kind"]
+            return Write(graph_id, record_id, "edit", kind, payload)
     number = draws.randbelow(w.keys_per_graph)
     kind = w.kinds[number % len(w.kinds)]  # a record's kind never changes in its life
     return Write(graph_id, f"r{number}", "create", kind, payload)

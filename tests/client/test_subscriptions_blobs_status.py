@@ -120,6 +120,21 @@ def test_checkpoints_alone_never_cause_another_round_of_checkpoints():
     entries = [{"seq": s, "recordId": f"ck{s}", "rev": 1} for s in range(1, 130)]
     only_checkpoints = fold(log, entries, 129, lambda r: 1, lambda r: None, lambda r: True)
     assert sorted(only_checkpoints.heads) == ["128", "64"]
-    assert due_checkpoint(only_checkpoints) is None
+    assert due_checkpoint(only_checkpoints, "a1", 2) is None
     with_app_write = fold(log, entries, 129, lambda r: 1, lambda r: None, lambda r: r != "ck100")
-    assert due_checkpoint(with_app_write) == 128
+    assert due_checkpoint(with_app_write, "a1", 2) == 128
+
+
+def test_a_large_group_publishes_each_boundary_from_about_eight_devices_in_turn():
+    from simkit.client.logverify import PUBLISHERS_PER_BOUNDARY, takes_turn
+
+    devices = [f"d{i}" for i in range(400)]
+    assert all(takes_turn(d, 64, PUBLISHERS_PER_BOUNDARY) for d in devices)  # small: everyone
+    turns = {b: {d for d in devices if takes_turn(d, b, len(devices))} for b in (64, 128, 192)}
+    for publishers in turns.values():
+        assert 1 <= len(publishers) <= 3 * PUBLISHERS_PER_BOUNDARY
+    assert turns[64] != turns[128] != turns[192]  # the turn moves from boundary to boundary
+    mean = sum(
+        sum(takes_turn(d, b, len(devices)) for d in devices) for b in range(64, 64 * 201, 64)
+    ) / 200
+    assert 6 <= mean <= 10
