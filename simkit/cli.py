@@ -244,30 +244,53 @@ def report(trace: str, out_dir: str) -> None:
         click.echo(f"{name}: {written}")
 
 
-BENCH_GROUPS = ("crypto", "relay", "sim")
+BENCH_GROUPS = ("crypto", "relay", "sim", "fuzz")
 
 
 @main.command()
 @click.argument("group", type=click.Choice([*BENCH_GROUPS, "all"]), default="all")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Also write JSON here.")
 @click.option("--quick", is_flag=True, help="Shorter measurements (rougher figures).")
-def bench(group: str, json_path: str | None, quick: bool) -> None:
-    """Measure and print figures (never asserted: machines are noisy)."""
+@click.option(
+    "--no-crypto-cache",
+    is_flag=True,
+    help="Verify every signature, even one another device already verified on the same bytes.",
+)
+def bench(group: str, json_path: str | None, quick: bool, no_crypto_cache: bool) -> None:
+    """Measure and print figures and the performance targets (never asserted: machines
+    are noisy)."""
     import importlib
 
     import attrs
 
+    from simkit.bench.targets import verdicts
+    from simkit.protocol.sigcache import SIGNATURES
+
+    SIGNATURES.configure(not no_crypto_cache)
+    cache = SIGNATURES.describe()
     rows = []
     for name in BENCH_GROUPS if group == "all" else (group,):
         click.echo(f"running {name} benchmark...", err=True)
         rows.extend(importlib.import_module(f"simkit.bench.{name}").run(quick=quick))
     width = max(len(r.name) for r in rows)
+    click.echo(f"signature cache: {cache}{'  (quick run)' if quick else ''}")
     for row in rows:
         note = f"  ({row.note})" if row.note else ""
         click.echo(f"{row.group:<8} {row.name:<{width}}  {row.value:>14,.1f} {row.unit}{note}")
+    checked = verdicts(rows)
+    if checked:
+        click.echo("targets:")
+        for line in checked:
+            click.echo(f"  {line}")
     if json_path:
+        report = {
+            "signature_cache": cache,
+            "quick": quick,
+            "rows": [attrs.asdict(r) for r in rows],
+            "targets": checked,
+        }
         with open(json_path, "w", encoding="utf-8") as fh:
-            json.dump([attrs.asdict(r) for r in rows], fh, indent=2)
+            json.dump(report, fh, indent=2)
         click.echo(f"wrote {json_path}", err=True)
 
 

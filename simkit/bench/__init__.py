@@ -1,7 +1,15 @@
 """Benchmarks: figures printed by ``simkit bench``, never asserted by tests.
 
 Each benchmark module exposes ``run(quick: bool = False) -> list[BenchRow]``.
+Runs that report peak memory go through ``isolated`` so that each figure is the
+peak of one fresh process, not of whatever ran before it.
 """
+
+import concurrent.futures
+import multiprocessing
+import resource
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -33,3 +41,26 @@ def per_call_us(fn, *, min_seconds: float = 0.2, max_calls: int = 100_000) -> fl
         elapsed = wall_clock() - start
         if elapsed >= min_seconds or calls >= max_calls:
             return elapsed / calls * 1e6
+
+
+def peak_memory_mib() -> float:
+    """This process's peak resident memory (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _with_peak(fn: Callable[..., Any], crypto_cache: bool, args: tuple) -> tuple[Any, float]:
+    from simkit.protocol.sigcache import SIGNATURES
+
+    SIGNATURES.configure(crypto_cache)
+    return fn(*args), peak_memory_mib()
+
+
+def isolated(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """``fn(*args)`` in a fresh process (one core, one task), with this process's
+    signature-cache setting: its result and the process's peak memory in MiB.
+    ``fn`` must be a module-level function."""
+    from simkit.protocol.sigcache import SIGNATURES
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+        return pool.submit(_with_peak, fn, SIGNATURES.enabled, args).result()

@@ -167,8 +167,9 @@ def due_checkpoint(log: LogState, device_id: str, active_devices: int) -> int | 
     """The boundary to publish next: the newest one reached, if an application record
     was logged since the last one published and it is this device's turn. Checkpoints
     alone never cause another round of checkpoints, or n devices would keep crossing
-    boundaries for ever."""
-    if log.anchored_from is not None or log.state == ALARM or not log.heads:
+    boundaries for ever. An alarmed device still publishes the heads it folded before
+    the alarm, so that the peers on the other side of a fork learn of it too."""
+    if log.anchored_from is not None or not log.heads:
         return None
     latest = max(int(b) for b in log.heads)
     if latest <= log.published or log.last_app_seq <= log.published:

@@ -7,6 +7,9 @@ ninety-nine: no outcome changes, only the wall time. It is on by default;
 Eviction is first-in first-out, which, for a pure function, is as correct as any.
 """
 
+import contextlib
+from collections.abc import Iterator
+
 import attrs
 
 
@@ -44,6 +47,16 @@ class SignatureCache:
 
     def describe(self) -> str:
         return "on" if self.enabled else "off"
+
+    @contextlib.contextmanager
+    def switched(self, enabled: bool) -> Iterator[None]:
+        """Run a block with the cache on or off, then restore the setting."""
+        before = self.enabled
+        self.configure(enabled)
+        try:
+            yield
+        finally:
+            self.configure(before)
 
 
 SIGNATURES = SignatureCache()

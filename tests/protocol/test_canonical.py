@@ -57,3 +57,20 @@ def test_parse_json_refuses_what_json_parse_refuses():
     for bad in (b"NaN", b"[Infinity]", b"\xff", b"{", b""):
         with pytest.raises(EncodingError):
             parse_json(bad)
+
+
+@given(json_values)
+def test_the_c_encoder_shortcut_writes_exactly_what_the_javascript_walk_writes(value):
+    from simkit.protocol.canonical import _encode
+
+    walked: list[str] = []
+    _encode(value, walked)
+    assert canonical_json(value) == "".join(walked).encode("utf-8", "surrogatepass")
+
+
+def test_plain_records_take_the_c_encoder_and_js_only_forms_take_the_walk():
+    from simkit.protocol.canonical import _plain
+
+    assert _plain({"id": "r1", "data": {"text": "é", "n": 3, "tags": ["a", None, True]}})
+    for js_only in ({"n": 1.5}, {"10": 1}, {"\uffff": 1}, {"s": "\ud800"}, {"n": 2**53}):
+        assert not _plain(js_only)

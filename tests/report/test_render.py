@@ -50,14 +50,15 @@ def test_markdown_has_the_summary_table_the_diagram_and_the_timeline(alarm_repor
     assert "    participant b1" in diagram
     assert re.search(r"b1->>relay: \[\d+\.\d{3}\] GET /graphs/", diagram)
     assert re.search(r"relay-->>b1: \[\d+\.\d{3}\] 200, \d+ bytes", diagram)
-    assert "Centred on the first log.alarm (b1) at 60.584 s" in md
-    alarm = diagram.index("Note over b1: [60.584] alarm: log.alarm b1")
+    at = re.search(r"Centred on the first log.alarm \(b1\) at (\d+\.\d{3}) s", md).group(1)
+    assert 60 < float(at) < 61  # within a second of the adversary switching on
+    alarm = diagram.index(f"Note over b1: [{at}] alarm: log.alarm b1")
     assert diagram[:alarm].rstrip().endswith("rect rgb(255, 224, 224)")  # highlighted
     timeline = md[md.index("## Timeline") :]
     for row in (
         "| 30.000 | fault | Partition | schedule | devices=a2 until=90 |",
         "| 60.000 | adversary | Adversary | schedule | mode=withhold params=log:lists targets=b1 |",
-        "| 60.584 | alarm | log.alarm | b1 | graph=g:team reason=",
+        f"| {at} | alarm | log.alarm | b1 | graph=g:team reason=",
         "| 90.000 | fault | heal | network | devices=a2 |",
     ):
         assert row in timeline
@@ -70,13 +71,15 @@ def test_html_has_the_plots_and_fetches_nothing(alarm_report):
     assert "http" not in html and "<script" not in html and "<link" not in html
     assert "url(" not in html and "@import" not in html
     lanes = svg(html, "plot-alarms")
-    assert re.search(r"<title>60\.584 s b1 log\.alarm: graph=g:team reason=", lanes)
+    assert re.search(r"<title>60\.\d{3} s b1 log\.alarm: graph=g:team reason=", lanes)
     assert "a2 partitioned: 30.0-90.0 s" in lanes
     assert "adversary: withhold" in lanes
     lag = svg(html, "plot-lag-1")
     assert lag.count("<polyline") == 3  # a1, a2, b1 follow g:team
     convergence = svg(html, "plot-convergence")
-    assert "last fault ends: 90.0 s" in convergence and "lag 0 for good: 101.5 s" in convergence
+    assert "last fault ends: 90.0 s" in convergence
+    converged = re.search(r"lag 0 for good: (\d+\.\d) s", convergence).group(1)
+    assert 90 <= float(converged) <= 140  # after the heal, once writes stop at 120 s
     assert "No record was rejected." in svg(html, "plot-rejected")
     assert "<td>log.alarm</td>" in html[html.index("<h2>Timeline</h2>") :]
 

@@ -1,0 +1,69 @@
+"""``simkit bench``: the command's table, JSON and signature-cache switch, the
+target verdicts, and that the benchmark worlds deliver what they claim. Figures
+themselves are never asserted (machines here are noisy)."""
+
+import json
+
+from click.testing import CliRunner
+
+from simkit.bench import BenchRow, isolated
+from simkit.bench.sim import group_world, measure
+from simkit.bench.targets import verdicts
+from simkit.cli import main
+from simkit.protocol.sigcache import SIGNATURES
+
+
+def test_bench_prints_the_table_and_the_cache_setting_and_writes_json(tmp_path):
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(main, ["bench", "crypto", "--quick", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "signature cache: on" in result.output
+    report = json.loads(out.read_text())
+    assert report["signature_cache"] == "on" and report["quick"] is True
+    names = {row["name"] for row in report["rows"]}
+    assert {"seal", "open", "sign", "verify", "wrap", "unwrap"} <= names
+
+
+def test_no_crypto_cache_turns_the_signature_cache_off_and_reports_say_so(tmp_path):
+    out = tmp_path / "bench.json"
+    try:
+        result = CliRunner().invoke(
+            main, ["bench", "crypto", "--quick", "--no-crypto-cache", "--json", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        assert "signature cache: off" in result.output
+        assert json.loads(out.read_text())["signature_cache"] == "off"
+        assert not SIGNATURES.enabled
+    finally:
+        SIGNATURES.configure(True)
+
+
+def test_targets_say_met_or_missed_with_the_figure():
+    rows = [
+        BenchRow("sim", "deliveries/s (100 devices)", 41_000, "/s"),
+        BenchRow("sim", "wall per delivery, 1,000 vs 10 devices", 2.0, "x"),
+        BenchRow("relay", "push 200 ops @ 1,000 records", 600, "push/s"),
+        BenchRow("relay", "push 200 ops @ 1,000,000 records", 580, "push/s"),
+    ]
+    lines = verdicts(rows)
+    assert lines[0].startswith("met") and "41,000.00" in lines[0]
+    assert lines[1].startswith("MISSED") and "2.00 x" in lines[1]
+    assert lines[2].startswith("met") and "1.03 x" in lines[2]
+    assert len(lines) == 3  # targets this run did not measure are not reported
+
+
+def test_a_group_world_delivers_every_record_to_every_other_device():
+    run = measure(group_world(devices=4, records=40))
+    assert run["deliveries"] >= 3 * 40  # plus the checkpoints
+    assert run["wall"] > 0 and run["simulated"] >= 40 / 200
+
+
+def _cache_setting() -> bool:
+    return SIGNATURES.enabled
+
+
+def test_isolated_runs_in_a_fresh_process_with_this_process_cache_setting():
+    with SIGNATURES.switched(False):
+        enabled, peak = isolated(_cache_setting)
+    assert enabled is False and peak > 0
+
