@@ -14,6 +14,8 @@ exchange, so adding a device or changing one rate leaves the other draws alone.
 """
 
 import contextlib
+import heapq
+import itertools
 import math
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, NamedTuple, NoReturn
@@ -133,6 +135,14 @@ _NO_RATE_ERRORS = _Draws(*([1.0] * len(_Draws._fields)))
 """Draws for a duplicate copy: only an error window, not the per-request rates, refuses it."""
 
 
+@attrs.define
+class _Answer:
+    """What one exchange brought back: the response, or None (lost, late, undelivered)."""
+
+    response: Any = None
+    settled: trio.Event = attrs.Factory(trio.Event)
+
+
 class Transport:
     """One device's link to the relay: its only way to reach it."""
 
@@ -174,30 +184,32 @@ class Transport:
             net._fault("request-late", device, xid)
             net.call_at(arrive, self._deliver, xid, request, u, False)
             await self._give_up(xid, deadline)
-        try:
-            await trio.sleep_until(arrive)
-        except trio.Cancelled:
-            if net.is_running:  # the request is already on the wire: it still arrives
-                net.call_at(arrive, self._deliver, xid, request, u, False)
-            raise
-
-        response = self._deliver(xid, request, u, False)
-        if response is None:
+        back = arrive + profile.down.seconds(u.down)
+        answer = _Answer()  # the relay answers at ``arrive`` from the network's timer,
+        net.call_at(arrive, self._answer, xid, request, u, back > deadline, answer)
+        await trio.sleep_until(min(back, deadline))  # so the device sleeps only once
+        if not answer.settled.is_set():  # a tie with the timer at the same instant
+            await answer.settled.wait()
+        if answer.response is None:
             await self._give_up(xid, deadline)
-        if u.response_loss < profile.response_loss:
-            net._fault("response-lost", device, xid)
-            await self._give_up(xid, deadline)
-        back = trio.current_time() + profile.down.seconds(u.down)
-        if back > deadline:
-            net._fault("response-late", device, xid)
-            await self._give_up(xid, deadline)
-        await trio.sleep_until(back)
         if not net.connected(device):
             net._fault("partitioned", device, xid)
             await self._give_up(xid, deadline)
+        response = answer.response
         received = {"status": response.status, "size": len(response.body)}
         net.trace.emit("response", device, xid=xid, **received, **net._body_field(response))
         return response
+
+    def _answer(self, xid: int, request: Any, u: _Draws, late: bool, answer: "_Answer") -> None:
+        """The request reaches the relay now; keep the answer unless it is lost or late."""
+        response = self._deliver(xid, request, u, False)
+        if response is not None and u.response_loss < self._network.profile.response_loss:
+            self._network._fault("response-lost", self.device_id, xid)
+        elif response is not None and late:
+            self._network._fault("response-late", self.device_id, xid)
+        else:
+            answer.response = response
+        answer.settled.set()
 
     def _deliver(self, xid: int, request: Any, u: _Draws, duplicate: bool) -> Any | None:
         """The request reaches the relay now: its answer, or None if it never got there."""
@@ -272,6 +284,9 @@ class Network:
         self._error_window: tuple[int, float] | None = None
         self._poke_sinks: dict[str, trio.MemorySendChannel] = {}
         self._nursery: trio.Nursery | None = None
+        self._timers: list[tuple[float, int, Callable[..., object], tuple]] = []
+        self._timer_count = itertools.count()
+        self._timer_wait: trio.CancelScope | None = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator["Network"]:
@@ -280,6 +295,8 @@ class Network:
             raise NetworkError("the network is already running")
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            self._timers.clear()
+            nursery.start_soon(self._run_timers)
             try:
                 yield self
             finally:
@@ -295,9 +312,26 @@ class Network:
             raise NetworkError("the network is not running: use `async with network.running():`")
 
     def call_at(self, t: float, fn: Callable[..., object], *args: object) -> None:
-        """Call ``fn(*args)`` at virtual time ``t`` from the network's own task."""
+        """Call ``fn(*args)`` at virtual time ``t`` from the network's own timer task
+        (calls due at the same time run in the order they were scheduled)."""
         self._require_running()
-        self._nursery.start_soon(_call_at, t, fn, *args)
+        heapq.heappush(self._timers, (t, next(self._timer_count), fn, args))
+        if self._timer_wait is not None and t < self._timer_wait.deadline:
+            self._timer_wait.deadline = t
+
+    async def _run_timers(self) -> None:
+        """One task runs every timer (a task per poke would cost more than the poke)."""
+        while True:
+            with trio.CancelScope(
+                deadline=self._timers[0][0] if self._timers else math.inf
+            ) as wait:
+                self._timer_wait = wait
+                await trio.sleep_forever()
+            self._timer_wait = None
+            now = trio.current_time()
+            while self._timers and self._timers[0][0] <= now:
+                _, _, fn, args = heapq.heappop(self._timers)
+                fn(*args)
 
     # Links
 
@@ -463,8 +497,3 @@ class Network:
     def _body_field(self, message: Any) -> dict[str, str]:
         """``{"body": base64url}`` when tracing bodies, else nothing (bodies are heavy)."""
         return {"body": b64url_encode(message.body)} if self._trace_bodies else {}
-
-
-async def _call_at(t: float, fn: Callable[..., object], *args: object) -> None:
-    await trio.sleep_until(t)
-    fn(*args)
