@@ -66,4 +66,3 @@ def test_isolated_runs_in_a_fresh_process_with_this_process_cache_setting():
     with SIGNATURES.switched(False):
         enabled, peak = isolated(_cache_setting)
     assert enabled is False and peak > 0
-

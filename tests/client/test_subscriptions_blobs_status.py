@@ -134,7 +134,8 @@ def test_a_large_group_publishes_each_boundary_from_about_eight_devices_in_turn(
     for publishers in turns.values():
         assert 1 <= len(publishers) <= 3 * PUBLISHERS_PER_BOUNDARY
     assert turns[64] != turns[128] != turns[192]  # the turn moves from boundary to boundary
-    mean = sum(
-        sum(takes_turn(d, b, len(devices)) for d in devices) for b in range(64, 64 * 201, 64)
-    ) / 200
+    mean = (
+        sum(sum(takes_turn(d, b, len(devices)) for d in devices) for b in range(64, 64 * 201, 64))
+        / 200
+    )
     assert 6 <= mean <= 10
