@@ -24,28 +24,35 @@ class AlarmSoundness(Invariant):
 
     def __init__(self) -> None:
         self._read = 0
-        self._writes: dict[tuple[str, int], tuple[str, float]] = {}  # (record, rev) -> writer, t
+        # (record, rev) -> every (writer, t): two devices may stamp the same rev
+        self._writes: dict[tuple[str, int], list[tuple[str, float]]] = {}
         self.known: list[str] = []
 
     def _written_before_revocation(self, world, event) -> bool:
-        writer, t = self._writes.get((event.fields["recordId"], event.fields["rev"]), (None, 0.0))
-        device = world.relay.state.devices.get(writer) if writer else None
-        return (
-            device is not None
-            and device.revoked_at is not None
-            and DEFAULT_EPOCH_MS + t * 1000 < device.revoked_at
-        )
+        for writer, t in self._writes.get((event.fields["recordId"], event.fields["rev"]), ()):
+            device = world.relay.state.devices.get(writer)
+            if (
+                device is not None
+                and device.revoked_at is not None
+                and DEFAULT_EPOCH_MS + t * 1000 < device.revoked_at
+            ):
+                return True
+        return False
 
     def step(self, world):
         out = []
         for event in world.trace.since(self._read):
             name = event.fields.get("name") if event.kind == "event" else None
             if name == "app.write":
-                self._writes[event.fields["recordId"], event.fields["rev"]] = (event.actor, event.t)
+                key = event.fields["recordId"], event.fields["rev"]
+                self._writes.setdefault(key, []).append((event.actor, event.t))
             elif name == "record.restamped":
-                writer = self._writes.get((event.fields["recordId"], event.fields["old"]))
-                if writer is not None:
-                    self._writes[event.fields["recordId"], event.fields["new"]] = writer
+                fields = event.fields
+                for writer, t in self._writes.get((fields["recordId"], fields["old"]), ()):
+                    if writer == event.actor:
+                        self._writes.setdefault((fields["recordId"], fields["new"]), []).append(
+                            (writer, t)
+                        )
             refused_by_skew = (
                 name == "record.rejected"
                 and event.fields["reason"] == "revoked-device"
