@@ -157,6 +157,18 @@ class Withhold(Mode):
         held = slot.device.get(graph_id, op["recordId"]) if slot and slot.device else None
         return held is None or held["at"] < op["rev"]
 
+    def _passable(self, device_id: str, graph_id: str, ops: list[dict]) -> list[dict]:
+        """The ops the target's cursor can pass: those before the first op under an
+        epoch it holds no key for (rule 4 stops its pull there; found by the fuzzer)."""
+        slot = self.world.slots.get(device_id)
+        if slot is None or slot.device is None:
+            return []
+        ring = slot.device.keyring(graph_id)
+        for i, op in enumerate(ops):
+            if (ring.current if op.get("e") is None else op["e"]) not in ring.keys:
+                return ops[:i]
+        return ops
+
     def _hidden(self, key: str, record_id: str, seq: int) -> bool:
         return seq > self.start.get(key, 0) and record_id in self.others.get(key, ())
 
@@ -168,7 +180,7 @@ class Withhold(Mode):
         key = self.storage_key(request, graph_id)
         if what == "pull":
             kept = [o for o in body["ops"] if not self._hidden(key, o["recordId"], o["seq"])]
-            hidden = [o for o in body["ops"] if o not in kept]
+            hidden = [o for o in self._passable(device_id, graph_id, body["ops"]) if o not in kept]
             if not self.hide_in_log and any(
                 self._detectable(device_id, graph_id, o) for o in hidden
             ):
