@@ -76,10 +76,7 @@ def measure(spec: S.WorldSpec) -> dict:
 
 
 def _group_rows(devices: int, records: int, floor: float) -> tuple[list, float]:
-    run, peak = isolated(
-        measure,
-        group_world(devices, records),
-    )
+    run, peak = isolated(measure, group_world(devices, records))
     per_delivery = run["wall"] / run["deliveries"] * 1e6
     label = f"{devices:,} devices"
     note = f"{run['deliveries']:,} deliveries in {run['wall']:.1f} s"

@@ -25,12 +25,6 @@ class Target:
         return f"{state:6} {self.name}: {value:,.2f} {self.unit} (goal {self.goal})"
 
 
-def _ratio(values: dict[str, float], top: str, bottom: str) -> float | None:
-    if top in values and bottom in values:
-        return values[top] / values[bottom]
-    return None
-
-
 def _relay_growth(values: dict[str, float]) -> float | None:
     """Push cost per op at the largest store over the smallest (pushes/s inverted)."""
     pushes = {name: v for name, v in values.items() if name.startswith("push ")}

@@ -486,9 +486,9 @@ class Device:
             nursery.start_soon(self._poll_timer)
             while True:
                 await self._wake.wait()
-                written = self._written
+                config = self.config
                 await self.clock.sleep(
-                    self.config.push_debounce_s if written else self.config.poke_debounce_s
+                    config.push_debounce_s if self._written else config.poke_debounce_s
                 )
                 self._wake = trio.Event()
                 self._written = False

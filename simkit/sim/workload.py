@@ -55,14 +55,10 @@ def next_write(
             rid for rid, r in device.records(graph_id).items()
             if not r.get("deleted") and not r["kind"].startswith("skm.")
         )  # fmt: skip
-        if live and roll < w.delete:
-            record_id = live[draws.randbelow(len(live))]
-            kind = device.get(graph_id, record_id)["kind"]
-            return Write(graph_id, record_id, "delete", kind, {})
         if live:
             record_id = live[draws.randbelow(len(live))]
-            kind = device.get(graph_id, record_id)["kind"]
-            return Write(graph_id, record_id, "edit", kind, payload)
+            op, data = ("delete", {}) if roll < w.delete else ("edit", payload)
+            return Write(graph_id, record_id, op, device.get(graph_id, record_id)["kind"], data)
     number = draws.randbelow(w.keys_per_graph)
     kind = w.kinds[number % len(w.kinds)]  # a record's kind never changes in its life
     return Write(graph_id, f"r{number}", "create", kind, payload)
