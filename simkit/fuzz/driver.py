@@ -1,21 +1,21 @@
 """Drive a world one step at a time from synchronous code (a Hypothesis state machine).
 
 The world runs in its own thread inside one deterministic ``trio.run`` with a
-``MockClock``. Between steps the clock is frozen (no autojump) and every task is
+``VirtualClock``. Between steps the clock is frozen (no jumps) and every task is
 blocked, so the caller reads the world's state safely and nothing happens behind
 its back. A step runs inside the Trio thread until it and every task it woke are
 blocked again; ``advance`` lets virtual time run. The same steps in the same order
 give the same trace.
 """
 
-import math
 import threading
 
 import trio
 import trio.testing
 
 from simkit.errors import SimkitError
-from simkit.sim.determinism import deterministic_trio
+from simkit.sim.clock import VirtualClock
+from simkit.sim.determinism import collecting_rarely, deterministic_trio
 from simkit.sim.spec import WorldSpec
 from simkit.sim.variant import HONEST, Variant
 from simkit.sim.world import World
@@ -28,7 +28,7 @@ class DriverError(SimkitError):
 class WorldDriver:
     def __init__(self, spec: WorldSpec, variant: Variant = HONEST) -> None:
         self.world = World(spec, variant)
-        self.clock = trio.testing.MockClock(autojump_threshold=0)
+        self.clock = VirtualClock()
         self._ready = threading.Event()
         self._token = None
         self._stop: trio.Event | None = None
@@ -41,7 +41,7 @@ class WorldDriver:
 
     def _main(self) -> None:
         try:
-            with deterministic_trio(self.world.spec.seed):
+            with deterministic_trio(self.world.spec.seed), collecting_rarely():
                 trio.run(self._serve, clock=self.clock)
         except BaseException as exc:  # reported to the caller, never lost in the thread
             self._error = exc
@@ -58,14 +58,14 @@ class WorldDriver:
 
     async def _settle(self) -> None:
         """Freeze time and wait until every other task is blocked."""
-        self.clock.autojump_threshold = math.inf
+        self.clock.frozen = True
         await trio.testing.wait_all_tasks_blocked()
 
     def run(self, async_fn, *args):
         """Run ``async_fn(*args)`` in the world, then let the world settle; return its result."""
 
         async def step():
-            self.clock.autojump_threshold = 0  # the step may wait on the network or a timer
+            self.clock.frozen = False  # the step may wait on the network or a timer
             result = await async_fn(*args)
             await self._settle()
             return result

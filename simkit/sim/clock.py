@@ -1,5 +1,5 @@
-"""Wall clocks on top of Trio's virtual time: skewed, drifting, stepping devices and
-the relay's reference clock.
+"""Virtual time for Trio, and the wall clocks on top of it: skewed, drifting, stepping
+devices and the relay's reference clock.
 
 A reading is ``epoch + offset + elapsed * (1 + drift) + the steps taken so far``.
 Virtual time is rounded to whole microseconds first, and drift is a whole number
@@ -7,6 +7,8 @@ of ppm, so the rest is exact integer arithmetic: a reading never depends on how
 a float happened to round.
 """
 
+import heapq
+import itertools
 import math
 from collections.abc import Callable, Iterable
 
@@ -40,6 +42,97 @@ def _require_drift(instance: object, attribute: attrs.Attribute, value: int) -> 
 def _require_time(instance: object, attribute: attrs.Attribute, value: object) -> None:
     if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise ClockError(f"{attribute.name} must be a finite virtual time >= 0, got {value!r}")
+
+
+class VirtualClock(trio.abc.Clock):
+    """Trio's clock in a simulation: virtual time that starts at 0 and, whenever no
+    task can run, jumps straight to the next wake-up.
+
+    ``MockClock(autojump_threshold=0)`` does the same at a higher price: it jumps in
+    one pass of the run loop and wakes the sleepers in the next, and every
+    ``trio.sleep`` builds a cancel scope whose expiry Trio delivers as a
+    cancellation. Trio asks its clock how long to sleep only when no task is
+    runnable, so this clock jumps right there, and it keeps its own heap of parked
+    sleepers (``sleep_until``, ``Alarm``) that it reschedules directly. Trio's own
+    deadlines (``move_on_after`` and the like) keep working: the clock jumps to
+    whichever comes first. While ``frozen``, time stands still and the run loop
+    waits for I/O (the fuzz driver freezes time between steps).
+    """
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._sleepers: list[list] = []  # heap of [wake time, order, task or None if gone]
+        self._order = itertools.count()
+        self.frozen = False
+
+    def start_clock(self) -> None:
+        pass
+
+    def current_time(self) -> float:
+        return self._now
+
+    def deadline_to_sleep_time(self, deadline: float) -> float:
+        sleepers = self._sleepers
+        while sleepers and sleepers[0][2] is None:
+            heapq.heappop(sleepers)
+        due = min(deadline, sleepers[0][0] if sleepers else math.inf)
+        if due == math.inf or (self.frozen and due > self._now):
+            return math.inf
+        self._now = max(self._now, due)
+        while sleepers and sleepers[0][0] <= self._now:
+            task = heapq.heappop(sleepers)[2]
+            if task is not None:
+                trio.lowlevel.reschedule(task)
+        return 0.0
+
+    def park(self, t: float, task: trio.lowlevel.Task) -> list:
+        """Put ``task`` in the heap to be rescheduled at ``t``; returns its entry."""
+        entry = [t, next(self._order), task]
+        heapq.heappush(self._sleepers, entry)
+        return entry
+
+
+def virtual_clock() -> VirtualClock:
+    """The running Trio clock, which must be a ``VirtualClock`` (``run_virtual`` uses one)."""
+    clock = trio.lowlevel.current_clock()
+    if not isinstance(clock, VirtualClock):
+        raise ClockError(f"simulated time needs a VirtualClock, not {type(clock).__name__}")
+    return clock
+
+
+async def sleep_until(t: float) -> None:
+    """``trio.sleep_until(t)`` in simulated time: the task parks in the clock's heap
+    (no cancel scope) and wakes once every task runnable at ``t`` has run."""
+    await Alarm().sleep_until(t)
+
+
+class Alarm:
+    """One task's wake-up time, which other code may bring forward: the network's
+    timer task sleeps until its next scheduled call, and an earlier call moves it."""
+
+    def __init__(self) -> None:
+        self._entry: list | None = None
+
+    async def sleep_until(self, t: float) -> None:
+        task = trio.lowlevel.current_task()
+        # at infinity the task is in no heap: only ``bring_forward`` (or a cancel) wakes it
+        self._entry = [t, 0, task] if t == math.inf else virtual_clock().park(t, task)
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            self._entry[2] = None  # cancelled: the clock drops the entry
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        try:
+            await trio.lowlevel.wait_task_rescheduled(abort)
+        finally:
+            self._entry = None
+
+    def bring_forward(self, t: float) -> None:
+        """Wake the sleeping task at ``t`` instead, if that is sooner."""
+        entry = self._entry
+        if entry is not None and entry[2] is not None and t < entry[0]:
+            task, entry[2] = entry[2], None
+            self._entry = virtual_clock().park(t, task)
 
 
 @attrs.frozen
@@ -91,14 +184,14 @@ class DeviceClock:
     def reading_at(self, t: float) -> int:
         """The wall-clock reading (epoch ms) at virtual time ``t`` seconds."""
         elapsed_ms = round(t * 1_000_000) * (_PPM + self.drift_ppm) // (_PPM * 1000)
-        stepped = sum(j.step_ms for j in self.jumps if j.at <= t)
+        stepped = sum(j.step_ms for j in self.jumps if j.at <= t) if self.jumps else 0
         return self.epoch_ms + self.offset_ms + elapsed_ms + stepped
 
     def now_ms(self) -> int:
         return self.reading_at(trio.current_time())
 
     async def sleep(self, seconds: float) -> None:
-        await trio.sleep(seconds * _PPM / (_PPM + self.drift_ppm))
+        await sleep_until(trio.current_time() + seconds * _PPM / (_PPM + self.drift_ppm))
 
 
 def relay_clock(epoch_ms: int = DEFAULT_EPOCH_MS) -> Callable[[], int]:

@@ -28,6 +28,7 @@ from simkit.errors import SimkitError, TransportError
 from simkit.protocol.b64 import b64url_encode
 from simkit.protocol.canonical import canonical_json
 from simkit.protocol.entropy import SeededEntropy
+from simkit.sim.clock import Alarm, sleep_until
 from simkit.sim.trace import Trace
 
 RELAY = "relay"
@@ -128,7 +129,7 @@ class _Draws(NamedTuple):
 
     @classmethod
     def draw(cls, stream: SeededEntropy) -> "_Draws":
-        return cls(*(stream.random() for _ in cls._fields))
+        return cls(*stream.randoms(len(cls._fields)))
 
 
 _NO_RATE_ERRORS = _Draws(*([1.0] * len(_Draws._fields)))
@@ -187,7 +188,7 @@ class Transport:
         back = arrive + profile.down.seconds(u.down)
         answer = _Answer()  # the relay answers at ``arrive`` from the network's timer,
         net.call_at(arrive, self._answer, xid, request, u, back > deadline, answer)
-        await trio.sleep_until(min(back, deadline))  # so the device sleeps only once
+        await sleep_until(min(back, deadline))  # so the device sleeps only once
         if not answer.settled.is_set():  # a tie with the timer at the same instant
             await answer.settled.wait()
         if answer.response is None:
@@ -239,7 +240,7 @@ class Transport:
         return response
 
     async def _give_up(self, xid: int, deadline: float) -> NoReturn:
-        await trio.sleep_until(deadline)
+        await sleep_until(deadline)
         self._network.trace.emit("fault", self.device_id, fault="timeout", xid=xid)
         raise TransportError(
             f"{self.device_id}: no response to request {xid} within "
@@ -286,7 +287,7 @@ class Network:
         self._nursery: trio.Nursery | None = None
         self._timers: list[tuple[float, int, Callable[..., object], tuple]] = []
         self._timer_count = itertools.count()
-        self._timer_wait: trio.CancelScope | None = None
+        self._timer_alarm = Alarm()
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator["Network"]:
@@ -316,18 +317,12 @@ class Network:
         (calls due at the same time run in the order they were scheduled)."""
         self._require_running()
         heapq.heappush(self._timers, (t, next(self._timer_count), fn, args))
-        if self._timer_wait is not None and t < self._timer_wait.deadline:
-            self._timer_wait.deadline = t
+        self._timer_alarm.bring_forward(t)
 
     async def _run_timers(self) -> None:
         """One task runs every timer (a task per poke would cost more than the poke)."""
         while True:
-            with trio.CancelScope(
-                deadline=self._timers[0][0] if self._timers else math.inf
-            ) as wait:
-                self._timer_wait = wait
-                await trio.sleep_forever()
-            self._timer_wait = None
+            await self._timer_alarm.sleep_until(self._timers[0][0] if self._timers else math.inf)
             now = trio.current_time()
             while self._timers and self._timers[0][0] <= now:
                 _, _, fn, args = heapq.heappop(self._timers)
@@ -466,7 +461,7 @@ class Network:
         event hook). ``fields`` go to the trace, ``payload`` to the device."""
         self._require_running()
         stream = self.transport(device_id)._pokes
-        u_loss, u_down = stream.random(), stream.random()
+        u_loss, u_down = stream.randoms(2)
         if not self.connected(device_id):
             self._fault("poke-partitioned", device_id, None, **fields)
         elif u_loss < self.profile.poke_loss:

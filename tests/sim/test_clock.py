@@ -1,7 +1,9 @@
+import math
 import time
 
 import pytest
 import trio
+import trio.testing
 
 from simkit.protocol.entropy import SeededEntropy
 from simkit.sim import (
@@ -12,6 +14,7 @@ from simkit.sim import (
     relay_clock,
     run_virtual,
 )
+from simkit.sim.clock import Alarm, VirtualClock, sleep_until
 
 EPOCH = 1_000_000
 
@@ -102,3 +105,94 @@ def test_drawn_clocks_stay_within_bounds_and_repeat():
 def test_bad_clock_parameters_name_the_rule(kwargs, rule):
     with pytest.raises(ClockError, match=rule):
         DeviceClock(**kwargs)
+
+
+# -- VirtualClock: Trio's clock under simulation ---------------------------------------
+
+
+def test_virtual_clock_wakes_parked_sleepers_and_trio_deadlines_in_time_order():
+    woke = []
+
+    async def world() -> list[tuple[str, float]]:
+        async def parked(name: str, t: float) -> None:
+            await sleep_until(t)
+            woke.append((name, trio.current_time()))
+
+        async def scoped(name: str, t: float) -> None:
+            with trio.move_on_at(t):  # a Trio deadline, not a parked sleeper
+                await trio.sleep_forever()
+            woke.append((name, trio.current_time()))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(parked, "parked 3", 3.0)
+            nursery.start_soon(scoped, "scoped 2", 2.0)
+            nursery.start_soon(parked, "parked 1", 1.0)
+            nursery.start_soon(scoped, "scoped 4", 4.0)
+        return woke
+
+    assert run_virtual(world, seed=0) == [
+        ("parked 1", 1.0), ("scoped 2", 2.0), ("parked 3", 3.0), ("scoped 4", 4.0)
+    ]  # fmt: skip
+
+
+def test_a_cancelled_sleeper_is_never_woken_again():
+    async def world() -> tuple[bool, float]:
+        finished = False
+
+        async def doomed() -> None:
+            nonlocal finished
+            await sleep_until(5.0)
+            finished = True
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(doomed)
+            await sleep_until(1.0)
+            nursery.cancel_scope.cancel()
+        await sleep_until(10.0)  # time passes 5.0: the cancelled entry must stay dead
+        return finished, trio.current_time()
+
+    assert run_virtual(world, seed=0) == (False, 10.0)
+
+
+def test_an_alarm_brought_forward_wakes_early_and_a_cancel_after_the_move_is_clean():
+    async def world() -> list[float]:
+        alarm, woke = Alarm(), []
+
+        async def sleeper() -> None:
+            await alarm.sleep_until(math.inf)
+            woke.append(trio.current_time())
+            await alarm.sleep_until(50.0)
+            woke.append(trio.current_time())  # never reached: cancelled after the move
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sleeper)
+            await sleep_until(2.0)
+            alarm.bring_forward(7.0)
+            alarm.bring_forward(9.0)  # later than the current wake-up: ignored
+            await sleep_until(8.0)
+            alarm.bring_forward(20.0)  # moves the 50.0 wake-up to 20.0
+            await sleep_until(10.0)
+            nursery.cancel_scope.cancel()
+        await sleep_until(60.0)  # past both entries: neither may reschedule the dead task
+        return woke
+
+    assert run_virtual(world, seed=0) == [7.0]
+
+
+def test_a_frozen_virtual_clock_stands_still_but_releases_what_is_already_due():
+    clock = VirtualClock()
+    clock.frozen = True
+    assert clock.deadline_to_sleep_time(5.0) == math.inf  # waits for I/O, time stays at 0
+    assert clock.current_time() == 0.0
+    clock.frozen = False
+    assert clock.deadline_to_sleep_time(5.0) == 0.0  # jumps at once
+    assert clock.current_time() == 5.0
+    assert clock.deadline_to_sleep_time(math.inf) == math.inf  # nothing will ever wake
+
+
+def test_simulated_sleeps_refuse_a_clock_that_is_not_virtual():
+    async def world() -> None:
+        await sleep_until(1.0)
+
+    with pytest.raises(ClockError, match="needs a VirtualClock"):
+        trio.run(world, clock=trio.testing.MockClock(autojump_threshold=0))
