@@ -80,10 +80,13 @@ class Device:
         self.readonly: set[str] = set()
         self._booted = False
         self._rosters: dict[str, tuple[dict[str, dict], int, int]] = {}
+        self._active: dict[str, int] = {}  # graph -> unrevoked devices in its cached roster
         self._rings: dict[str, tuple[dict, Keyring]] = {}  # graph -> (stored wire, parsed)
+        self._storage_keys: dict[str, str] = {}
         self.selfsig_checked: set[str] = set()
         self._wake = trio.Event()
         self._written = False
+        self._runs = 0  # sync runs started by ``run``: the poll timer skips a busy interval
         self._checked: dict[tuple[str, str], int] = {}
         self._syncing = trio.Lock()  # one sync run at a time, whoever asks ("sync now", a poke)
 
@@ -159,7 +162,11 @@ class Device:
     # -- graphs, subscriptions, keyrings --------------------------------------------
 
     def storage_key(self, graph_id: str) -> str:
-        return storage_key(graph_id, self.member_id)
+        """The graph's storage key, resolved once per graph (asked for on every op)."""
+        sk = self._storage_keys.get(graph_id)
+        if sk is None:
+            sk = self._storage_keys[graph_id] = storage_key(graph_id, self.member_id)
+        return sk
 
     def subscribe(self, graph_id: str, kinds=(), shards=()) -> str:
         """Follow a graph, unfiltered or filtered by kinds and shards (own cursor each)."""
@@ -237,18 +244,20 @@ class Device:
 
     def cache_roster(self, graph_id: str, entries: dict[str, dict]) -> None:
         self._rosters[graph_id] = (entries, self.clock.now_ms(), self.relay_epoch(graph_id))
+        self._active[graph_id] = sum(1 for e in entries.values() if e.get("revokedAt") is None)
 
-    def roster(self, graph_id: str, *, stale_ok: bool = False) -> dict[str, dict] | None:
+    def active_devices(self, graph_id: str) -> int:
+        """How many unrevoked devices the last roster fetched lists (0 before any)."""
+        return self._active.get(graph_id, 0)
+
+    def roster(self, graph_id: str) -> dict[str, dict] | None:
         """The cached roster while it is fresh: fetched less than ``recheck_s`` ago and
         before no epoch change (a revocation always brings a rotation). An op signed
-        by a device missing from it makes the client fetch it again. ``stale_ok``
-        returns the last one fetched, however old (good enough to count devices)."""
+        by a device missing from it makes the client fetch it again."""
         cached = self._rosters.get(graph_id)
         if cached is None:
             return None
         entries, fetched_at, epoch = cached
-        if stale_ok:
-            return entries
         age = self.clock.now_ms() - fetched_at
         if epoch != self.relay_epoch(graph_id) or not 0 <= age < self.config.recheck_s * 1000:
             return None
@@ -479,9 +488,9 @@ class Device:
 
     async def run(self) -> None:
         """Sync until cancelled: after a local write once the push debounce has passed,
-        after a poke once the poke debounce has, and every poll interval. Whatever
-        arrives during a debounce joins that run, so a busy group syncs in batches,
-        not once per write. All waiting is on the device's own clock."""
+        after a poke once the poke debounce has, and after a poll interval without a
+        sync run. Whatever arrives during a debounce joins that run, so a busy group
+        syncs in batches, not once per write. All waiting is on the device's own clock."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._poll_timer)
             while True:
@@ -492,12 +501,20 @@ class Device:
                 )
                 self._wake = trio.Event()
                 self._written = False
+                self._runs += 1
                 await self.sync()
 
     async def _poll_timer(self) -> None:
+        """Poll when idle: a device that pokes and writes keep busy never polls, so a
+        quiet group costs one run per device per interval, and a busy one nothing more."""
+        runs = self._runs
         while True:
             await self.clock.sleep(self.config.poll_interval_s)
-            self.wake()
+            if self._runs == runs:
+                self.wake()
+                runs += 1  # the run this poll asks for is not activity
+            else:
+                runs = self._runs
 
     # -- ceremonies -------------------------------------------------------------------
 

@@ -402,8 +402,7 @@ def publish_checkpoint(device, graph_id: str) -> bool:
     """Queue this device's head at the newest boundary reached (docs/client.md)."""
     log = device.log_state(graph_id)
     epoch1 = device.keyring(graph_id).keys.get(1)
-    roster = device.roster(graph_id, stale_ok=True) or {}
-    active = sum(1 for entry in roster.values() if entry.get("revokedAt") is None)
+    active = device.active_devices(graph_id)
     boundary = due_checkpoint(log, device.device_id, active) if log else None
     if boundary is None or epoch1 is None:
         return False
