@@ -174,23 +174,33 @@ compact_json = compact_json_encoder(sort_keys=False, ascii_only=True)
 def _plain(value: object) -> bool:
     """True when Python's own sorted JSON encoder writes ``value`` exactly as
     JavaScript would: no floats, integers exact as doubles, no lone surrogates, and
-    keys that are ASCII (code-point and UTF-16 orders agree) and not array indices."""
-    if isinstance(value, str):
-        return value.isascii() or _SURROGATE.search(value) is None
-    if value is None or value is True or value is False:
-        return True
-    if type(value) is int:
-        return -_EXACT_INT < value < _EXACT_INT
-    if type(value) is dict:
+    keys that are ASCII (code-point and UTF-16 orders agree) and not array indices.
+
+    Scalars inside objects and arrays are checked in line, not by a call each: every
+    record a device receives is checked here.
+    """
+    kind = type(value)
+    if kind is dict:
         for key, item in value.items():
             if type(key) is not str or not key.isascii() or key[:1].isdigit():
                 return False
-            if not _plain(item):
+            if not _plain_item(item):
                 return False
         return True
-    if type(value) is list:
-        return all(_plain(item) for item in value)
-    return False
+    if kind is list:
+        return all(_plain_item(item) for item in value)
+    return _plain_item(value)
+
+
+def _plain_item(value: object) -> bool:
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or _SURROGATE.search(value) is None
+    if kind is int:
+        return -_EXACT_INT < value < _EXACT_INT
+    if value is None or kind is bool:
+        return True
+    return (kind is dict or kind is list) and _plain(value)
 
 
 def canonical_json_text(value: object) -> str:

@@ -43,6 +43,11 @@ class _Draws:
         """A uniform float in ``[0, 1)`` with 53 random bits."""
         return (int.from_bytes(self.token_bytes(7), "big") >> 3) / 2**53
 
+    def randoms(self, k: int) -> list[float]:
+        """``k`` uniforms, equal to ``k`` calls of ``random()``, read from the stream at once."""
+        raw = self.token_bytes(7 * k)
+        return [(int.from_bytes(raw[i : i + 7], "big") >> 3) / 2**53 for i in range(0, 7 * k, 7)]
+
 
 class SystemEntropy(_Draws):
     """The operating system's CSPRNG: the default outside simulation."""

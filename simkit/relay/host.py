@@ -58,7 +58,7 @@ class StaticHost:
         capabilities: dict[tuple[str, str], Iterable[str]] | None = None,
         inactive: Iterable[str] = (),
     ) -> None:
-        self._members = list(dict.fromkeys(members))
+        self._members = dict.fromkeys(members)  # an ordered set: lookups are O(1)
         self._groups = {group: list(dict.fromkeys(ids)) for group, ids in (groups or {}).items()}
         self._capabilities = {key: list(caps) for key, caps in (capabilities or {}).items()}
         self._inactive = set(inactive)
@@ -85,8 +85,7 @@ class StaticHost:
 
     def add_member(self, member_id: str) -> None:
         """Make a member known to the directory (idempotent)."""
-        if member_id not in self._members:
-            self._members.append(member_id)
+        self._members.setdefault(member_id)
 
     def join(self, group_id: str, member_id: str) -> None:
         """Add a member to a group, making it known first if needed."""

@@ -48,6 +48,14 @@ def json_response(status: int, payload: object, headers: dict[str, str] | None =
     return Response(status, {"content-type": "application/json", **(headers or {})}, body)
 
 
+def json_list_response(status: int, name: str, items: list[str], rest: dict) -> Response:
+    """``json_response(status, {name: [...items], **rest})``, byte for byte, from items
+    already encoded with ``compact_json`` (rows the relay encodes once and serves often)."""
+    tail = compact_json(rest)
+    body = f'{{"{name}":[{",".join(items)}]{"," + tail[1:] if rest else "}"}'
+    return Response(status, {"content-type": "application/json"}, body.encode("ascii"))
+
+
 class Refused(Exception):
     """Raised by any step of a request to answer with an error and undo its changes.
 

@@ -6,7 +6,7 @@ eligible device (or names it in ``excluding``) and that grants never overwrite.
 
 from simkit.relay.core import Call, RelayCore
 from simkit.relay.events import GraphRotate, KeysDiscard, KeysGrant
-from simkit.relay.http import Refused, Response, invalid, json_response
+from simkit.relay.http import Refused, Response, invalid, json_list_response, json_response
 from simkit.relay.schema import (
     MAX_SAFE_INTEGER,
     array,
@@ -44,8 +44,8 @@ class KeyRoutes(RelayCore):
     def _roster(self, call: Call) -> Response:
         """Devices of current members and of everyone who ever pushed, revoked included."""
         members = sorted({*self._current_members(call.graph.key), *call.graph.pushers})
-        devices = [d.roster_entry() for m in members for d in self.state.devices_of(m)]
-        return json_response(200, {"devices": devices})
+        devices = [d.wire_text() for m in members for d in self.state.devices_of(m)]
+        return json_list_response(200, "devices", devices, {})
 
     def _keygaps(self, call: Call) -> Response:
         """Eligible devices lacking some epoch, with keys from the roster, not the asker."""
@@ -58,7 +58,7 @@ class KeyRoutes(RelayCore):
                 if device.device_id not in graph.wraps.get(epoch, {})
             ]
             if epochs:
-                entry = device.roster_entry()
+                entry = device.wire()
                 del entry["revokedAt"]
                 gaps.append({**entry, "epochs": epochs})
         return json_response(200, {"latestEpoch": graph.latest_epoch, "gaps": gaps})

@@ -11,7 +11,7 @@ from itertools import islice
 from operator import attrgetter
 
 from simkit.relay.core import Call, RelayCore
-from simkit.relay.http import Response, json_response
+from simkit.relay.http import Response, json_list_response, json_response
 from simkit.relay.schema import (
     B64URL,
     MAX_NONCE_CHARS,
@@ -139,10 +139,11 @@ class RecordRoutes(RelayCore):
         )
         page = list(islice(matches, limit))
         more = next(matches, None) is not None
-        return json_response(
+        return json_list_response(
             200,
+            "ops",
+            [row.wire_text() for row in page],
             {
-                "ops": [row.wire() for row in page],
                 "cursor": self._cursor(graph, after, page, more),
                 "more": more,
                 "epoch": graph.latest_epoch,
@@ -156,10 +157,11 @@ class RecordRoutes(RelayCore):
         start = bisect_right(log, after, key=_SEQ)
         page = log[start : start + limit]
         more = start + limit < len(log)
-        return json_response(
+        return json_list_response(
             200,
+            "entries",
+            [entry.wire_text() for entry in page],
             {
-                "entries": [entry.wire() for entry in page],
                 "cursor": self._cursor(graph, after, page, more),
                 "more": more,
                 "head": log[-1].seq if log else 0,

@@ -55,6 +55,11 @@ ROUTES = (
 )  # fmt: skip
 
 
+_BY_LENGTH: dict[int, list[Route]] = {}
+for _route in ROUTES:  # a path only ever matches patterns of its own length
+    _BY_LENGTH.setdefault(len(_route.pattern), []).append(_route)
+
+
 def _params(pattern: tuple[str, ...], segments: list[str]) -> dict[str, str] | None:
     if len(pattern) != len(segments):
         return None
@@ -77,7 +82,7 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
         raise Refused(404, "not-found", "no such route")
     segments = [unquote(s, errors="replace") for s in path[1:].split("/")]
     allowed = []
-    for route in ROUTES:
+    for route in _BY_LENGTH.get(len(segments), ()):
         params = _params(route.pattern, segments)
         if params is None:
             continue

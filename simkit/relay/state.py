@@ -11,6 +11,7 @@ import attrs
 
 from simkit.errors import EncodingError, SimkitError
 from simkit.protocol.b64 import b64url_decode, b64url_encode
+from simkit.protocol.canonical import compact_json
 from simkit.relay.txn import Transaction
 
 # Storage schema version. It only ever grows; a future build adds an append-only
@@ -26,8 +27,27 @@ class NewerStateError(RelayStateError):
     """The state was written by a newer build; running on it could corrupt it."""
 
 
+class _WireText:
+    """``wire()`` as compact JSON, encoded on first use and kept: every device that
+    pulls a row or fetches a roster gets the same bytes, so the relay encodes each
+    stored value once (values are frozen: a change is a new object)."""
+
+    __slots__ = ("_text",)
+
+    def wire(self) -> dict:
+        raise NotImplementedError
+
+    def wire_text(self) -> str:
+        try:
+            return self._text
+        except AttributeError:
+            text = compact_json(self.wire())
+            object.__setattr__(self, "_text", text)  # frozen: a cache, not a field
+            return text
+
+
 @attrs.frozen
-class Device:
+class Device(_WireText):
     """A registered device; keys are set once, only ``revoked_at`` ever changes."""
 
     device_id: str
@@ -39,7 +59,7 @@ class Device:
     registered_at: int
     revoked_at: int | None = None
 
-    def roster_entry(self) -> dict:
+    def wire(self) -> dict:
         """The spec's roster entry (GET /graphs/:gid/devices)."""
         return {
             "deviceId": self.device_id,
@@ -52,7 +72,7 @@ class Device:
 
     def data(self) -> dict:
         """Everything stored: the GET /devices entry and the snapshot form."""
-        return {**self.roster_entry(), "label": self.label, "registeredAt": self.registered_at}
+        return {**self.wire(), "label": self.label, "registeredAt": self.registered_at}
 
     @classmethod
     def from_data(cls, d: dict) -> "Device":
@@ -63,7 +83,7 @@ class Device:
 
 
 @attrs.frozen
-class Record:
+class Record(_WireText):
     """A stored row (or an op being pushed, with ``seq`` 0): opaque ciphertext plus rev."""
 
     record_id: str
@@ -101,7 +121,7 @@ class Record:
 
 
 @attrs.frozen
-class LogEntry:
+class LogEntry(_WireText):
     """One accepted write, in the order the relay assigned."""
 
     seq: int

@@ -124,20 +124,23 @@ class World:
 
     def graphs_of(self, member: str) -> list[str]:
         """The storage keys of the spec's graphs this member belongs to now."""
-        return [sk for sk in self.spec.graphs if self._belongs(member, sk)]
+        return [sk for sk in self.spec.graphs if member in self._members_of(sk)]
 
-    def _belongs(self, member: str, storage_key: str) -> bool:
+    def _members_of(self, storage_key: str) -> set[str]:
         kind, _, rest = storage_key.partition(":")
         if kind == "g":
-            return member in self.host.group_members(rest)
-        return rest == member if kind == "u" else member in rest.split(":")
+            return set(self.host.group_members(rest))
+        return {rest} if kind == "u" else set(rest.split(":"))
 
     def followers(self, storage_key: str) -> list[str]:
         """Alive, unrevoked devices that follow a graph, in a fixed order."""
+        if storage_key not in self.spec.graphs:
+            return []
+        members = self._members_of(storage_key)  # once, not once per device
         return [
             d
             for d, slot in sorted(self.slots.items())
-            if slot.alive and not slot.revoked and storage_key in self.graphs_of(slot.member)
+            if slot.alive and not slot.revoked and slot.member in members
         ]
 
     def subscribe(self, slot: DeviceSlot) -> None:

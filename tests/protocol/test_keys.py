@@ -175,3 +175,12 @@ def test_seeded_entropy_forks_are_independent_of_draws_on_the_parent():
     a, b = SeededEntropy(1), SeededEntropy(1)
     a.token_bytes(100)
     assert a.fork("x").token_bytes(16) == b.fork("x").token_bytes(16)
+
+
+@given(st.binary(min_size=1, max_size=8), st.integers(1, 40), st.integers(0, 5))
+def test_seeded_randoms_equal_the_same_number_of_single_draws(seed, k, before):
+    batched, single = SeededEntropy(seed, "s"), SeededEntropy(seed, "s")
+    for stream in (batched, single):
+        stream.token_bytes(before)  # any offset into the stream
+    assert batched.randoms(k) == [single.random() for _ in range(k)]
+    assert batched.token_bytes(9) == single.token_bytes(9)  # both streams end in one place
