@@ -3,9 +3,14 @@
 Every simulated record delivery costs at least one open and one verify, so these
 figures are the floor the simulator's own cost is compared with. Verification is
 measured with the signature cache off: the floor is the real work.
+``receive_floor_us`` is the other floor: a device's whole receive path for one op
+once the cache holds the record's verdict.
 """
 
 from simkit.bench import BenchRow, per_call_us
+from simkit.client.receive import Opened, check_op
+from simkit.client.schemas import Registry
+from simkit.errors import SimkitError
 from simkit.protocol import (
     DeviceKeys,
     SeededEntropy,
@@ -22,8 +27,8 @@ from simkit.protocol.records import record_signing_bytes
 from simkit.protocol.sigcache import SIGNATURES
 
 
-def run(quick: bool = False, only: tuple[str, ...] = ()) -> list[BenchRow]:
-    """Microseconds per construction (``only``: just these)."""
+def _fixture() -> dict:
+    """One typical note, signed, sealed and wrapped for one device."""
     entropy = SeededEntropy("bench-crypto")
     device = DeviceKeys.generate(entropy)
     graph_key = entropy.token_bytes(32)
@@ -37,9 +42,21 @@ def run(quick: bool = False, only: tuple[str, ...] = ()) -> list[BenchRow]:
     signature = sign_record(device.sign_key, "g:team", record)
     envelope = {"v": 1, "r": record, "d": "dev-1", "s": signature}
     n, c = seal_record(graph_key, "g:team", envelope, entropy=entropy)
+    return {
+        "entropy": entropy, "device": device, "graph_key": graph_key, "record": record,
+        "signature": signature, "envelope": envelope, "n": n, "c": c,
+        "sig_jwk": device.sig_jwk,  # a roster entry's JWK, as a receiver holds it
+    }  # fmt: skip
+
+
+def run(quick: bool = False, only: tuple[str, ...] = ()) -> list[BenchRow]:
+    """Microseconds per construction (``only``: just these)."""
+    f = _fixture()
+    entropy, device, graph_key = f["entropy"], f["device"], f["graph_key"]
+    record, signature, envelope, n, c = f["record"], f["signature"], f["envelope"], f["n"], f["c"]
     wrapped = wrap_graph_key(graph_key, device.pub_jwk, entropy=entropy)
     signing_bytes = record_signing_bytes("g:team", record)
-    sig_jwk = device.sig_jwk  # a roster entry's JWK, as a receiver holds it
+    sig_jwk = f["sig_jwk"]
     seconds = 0.05 if quick else 0.3
     cases = {
         "seal": lambda: seal_record(graph_key, "g:team", envelope, entropy=entropy),
@@ -64,3 +81,25 @@ def run(quick: bool = False, only: tuple[str, ...] = ()) -> list[BenchRow]:
 def delivery_floor_us() -> float:
     """Open plus verify (uncached): the least one record delivery can cost."""
     return sum(row.value for row in run(quick=True, only=("open", "verify")))
+
+
+def receive_floor_us() -> float:
+    """One op through a device's whole receive path (client rule 2: open, envelope,
+    schema, roster, author, signature) with the signature cache warm: what each
+    delivery costs a device once another device has verified the record."""
+    f = _fixture()
+    op = {"recordId": "note-1", "rev": f["record"]["at"], "e": 1, "n": f["n"], "c": f["c"]}
+    roster = {"dev-1": {"deviceId": "dev-1", "memberId": "alice", "sigJwk": f["sig_jwk"]}}
+    registry = Registry()
+
+    def receive() -> object:
+        return check_op(
+            op, storage_key="g:team", graph_key=f["graph_key"], roster=roster,
+            registry=registry, verify_signatures=True,
+        )  # fmt: skip
+
+    with SIGNATURES.switched(True):
+        outcome = receive()  # the first device's verification fills the cache
+        if not isinstance(outcome, Opened):
+            raise SimkitError(f"the bench record was refused: {outcome}")
+        return per_call_us(receive, min_seconds=0.3)

@@ -10,9 +10,16 @@ each world delivers about a million records (a tenth with ``--quick``). Each run
 is a fresh process, so its peak memory is its own.
 """
 
+import trio
+
 from simkit.bench import BenchRow, isolated, wall_clock
-from simkit.bench.crypto import delivery_floor_us
+from simkit.bench.crypto import delivery_floor_us, receive_floor_us
+from simkit.protocol.entropy import SeededEntropy
+from simkit.relay import Request, Response
 from simkit.sim import spec as S
+from simkit.sim.determinism import run_virtual
+from simkit.sim.network import Network, NetworkProfile
+from simkit.sim.trace import Trace
 from simkit.sim.world import run_world
 
 WRITERS = 10
@@ -58,6 +65,29 @@ def day_world(duration_s: float = DAY_S) -> S.WorldSpec:
     )
 
 
+def exchange_floor_us(devices: int = 20, each: int = 1_000) -> float:
+    """Wall µs per exchange through the simulated network to a relay that does no
+    work: the simulator's own share of every request (draws, trace events, timers,
+    Trio), which no relay or client optimisation can remove."""
+    answer = Response(200, {"content-type": "application/json"}, b'{"ops":[],"more":false}')
+
+    async def world() -> None:
+        network = Network(lambda request: answer, NetworkProfile(), SeededEntropy(1), Trace())
+        async with network.running(), trio.open_nursery() as nursery:
+            for i in range(devices):
+                nursery.start_soon(_exchanges, network.transport(f"d{i}"), each)
+
+    start = wall_clock()
+    run_virtual(world, seed=1)
+    return (wall_clock() - start) / (devices * each) * 1e6
+
+
+async def _exchanges(transport, count: int) -> None:
+    request = Request("GET", "/graphs/g:all/pull")
+    for _ in range(count):
+        await transport.send(request)
+
+
 def deliveries(world) -> int:
     return sum(
         e.fields.get("pulled", 0)
@@ -92,7 +122,11 @@ def _group_rows(devices: int, records: int, floor: float) -> tuple[list, float]:
 
 def run(quick: bool = False) -> list[BenchRow]:
     floor = delivery_floor_us()
-    rows = [BenchRow("sim", "crypto floor per delivery (open + verify)", floor, "µs")]
+    rows = [
+        BenchRow("sim", "crypto floor per delivery (open + verify)", floor, "µs"),
+        BenchRow("sim", "receive path per delivery, signature cached", receive_floor_us(), "µs"),
+        BenchRow("sim", "one simulated exchange, relay doing nothing", exchange_floor_us(), "µs"),
+    ]
     per_delivery = {}
     for devices, records in RECORDS.items():
         group, per_delivery[devices] = _group_rows(

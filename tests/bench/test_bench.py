@@ -7,7 +7,8 @@ import json
 from click.testing import CliRunner
 
 from simkit.bench import BenchRow, isolated
-from simkit.bench.sim import group_world, measure
+from simkit.bench.crypto import receive_floor_us
+from simkit.bench.sim import exchange_floor_us, group_world, measure
 from simkit.bench.targets import verdicts
 from simkit.cli import main
 from simkit.protocol.sigcache import SIGNATURES
@@ -66,3 +67,13 @@ def test_isolated_runs_in_a_fresh_process_with_this_process_cache_setting():
     with SIGNATURES.switched(False):
         enabled, peak = isolated(_cache_setting)
     assert enabled is False and peak > 0
+
+
+def test_the_receive_floor_takes_a_real_record_through_the_whole_receive_path():
+    with SIGNATURES.switched(False):
+        assert receive_floor_us() > 0
+        assert SIGNATURES.enabled is False  # measured with the cache on, then put back
+
+
+def test_the_exchange_floor_runs_every_exchange_through_the_simulated_network():
+    assert exchange_floor_us(devices=3, each=5) > 0
