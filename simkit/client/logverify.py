@@ -163,6 +163,12 @@ def takes_turn(device_id: str, boundary: int, active_devices: int) -> bool:
     return int.from_bytes(turn[:8], "big") % share == 0
 
 
+def newest_boundary(log: LogState) -> int:
+    """The newest final boundary. ``fold`` makes every boundary up to ``through`` final,
+    so it is found by arithmetic, not by a scan of ``heads`` (which grows all day)."""
+    return log.through - log.through % CHECKPOINT_STRIDE
+
+
 def due_checkpoint(log: LogState, device_id: str, active_devices: int) -> int | None:
     """The boundary to publish next: the newest one reached, if an application record
     was logged since the last one published and it is this device's turn. Checkpoints
@@ -171,7 +177,7 @@ def due_checkpoint(log: LogState, device_id: str, active_devices: int) -> int | 
     the alarm, so that the peers on the other side of a fork learn of it too."""
     if log.anchored_from is not None or not log.heads:
         return None
-    latest = max(int(b) for b in log.heads)
+    latest = newest_boundary(log)
     if latest <= log.published or log.last_app_seq <= log.published:
         return None
     return latest if takes_turn(device_id, latest, active_devices) else None

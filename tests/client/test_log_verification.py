@@ -4,7 +4,10 @@ rules, Log verification status)."""
 import json
 
 import attrs
+from hypothesis import given
+from hypothesis import strategies as st
 
+from simkit.client.logverify import LogState, fold, newest_boundary
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol import checkpoint_record_id
 from simkit.relay import Response
@@ -234,3 +237,18 @@ async def test_check1_excuses_an_old_entry_whose_record_moved_past_a_pull_stoppe
     await b1.sync()
     assert b1.store.get("cursor", "g:team") == 2 and b1.get("g:team", "r1") is not None
     assert b1.graph_status("g:team").log != "alarm"
+
+
+@given(st.lists(st.integers(1, 150), min_size=1, max_size=8))
+def test_the_newest_boundary_is_the_largest_final_head_however_the_log_was_paged(pages):
+    log, seq = LogState.start("g:team", 0), 0
+    for size in pages:  # fold the log in pages of these sizes, each complete
+        entries = [
+            {"seq": s, "recordId": f"r{s}", "rev": 1} for s in range(seq + 1, seq + size + 1)
+        ]
+        seq += size
+        log = fold(log, entries, seq, lambda rid: 1, lambda rid: None)
+        if log.heads:
+            assert newest_boundary(log) == max(int(b) for b in log.heads)
+        else:
+            assert newest_boundary(log) == 0
