@@ -7,6 +7,8 @@ measured with the signature cache off: the floor is the real work.
 once the cache holds the record's verdict.
 """
 
+from typing import NamedTuple
+
 from simkit.bench import BenchRow, per_call_us
 from simkit.client.receive import Opened, check_op
 from simkit.client.schemas import Registry
@@ -27,36 +29,42 @@ from simkit.protocol.records import record_signing_bytes
 from simkit.protocol.sigcache import SIGNATURES
 
 
-def _fixture() -> dict:
-    """One typical note, signed, sealed and wrapped for one device."""
-    entropy = SeededEntropy("bench-crypto")
-    device = DeviceKeys.generate(entropy)
-    graph_key = entropy.token_bytes(32)
-    record = {
-        "id": "note-1",
-        "kind": "note",
-        "data": {"title": "A typical note", "body": "x" * 200, "tags": ["a", "b"]},
-        "at": 1_700_000_000_000,
-        "by": "alice",
-    }
-    signature = sign_record(device.sign_key, "g:team", record)
-    envelope = {"v": 1, "r": record, "d": "dev-1", "s": signature}
-    n, c = seal_record(graph_key, "g:team", envelope, entropy=entropy)
-    return {
-        "entropy": entropy, "device": device, "graph_key": graph_key, "record": record,
-        "signature": signature, "envelope": envelope, "n": n, "c": c,
-        "sig_jwk": device.sig_jwk,  # a roster entry's JWK, as a receiver holds it
-    }  # fmt: skip
+class _Note(NamedTuple):
+    """One typical note, signed and sealed by one device."""
+
+    entropy: SeededEntropy
+    device: DeviceKeys
+    graph_key: bytes
+    record: dict
+    signature: str
+    envelope: dict
+    n: str
+    c: str
+
+    @classmethod
+    def make(cls) -> "_Note":
+        entropy = SeededEntropy("bench-crypto")
+        device = DeviceKeys.generate(entropy)
+        graph_key = entropy.token_bytes(32)
+        record = {
+            "id": "note-1",
+            "kind": "note",
+            "data": {"title": "A typical note", "body": "x" * 200, "tags": ["a", "b"]},
+            "at": 1_700_000_000_000,
+            "by": "alice",
+        }
+        signature = sign_record(device.sign_key, "g:team", record)
+        envelope = {"v": 1, "r": record, "d": "dev-1", "s": signature}
+        n, c = seal_record(graph_key, "g:team", envelope, entropy=entropy)
+        return cls(entropy, device, graph_key, record, signature, envelope, n, c)
 
 
 def run(quick: bool = False, only: tuple[str, ...] = ()) -> list[BenchRow]:
     """Microseconds per construction (``only``: just these)."""
-    f = _fixture()
-    entropy, device, graph_key = f["entropy"], f["device"], f["graph_key"]
-    record, signature, envelope, n, c = f["record"], f["signature"], f["envelope"], f["n"], f["c"]
+    entropy, device, graph_key, record, signature, envelope, n, c = _Note.make()
     wrapped = wrap_graph_key(graph_key, device.pub_jwk, entropy=entropy)
     signing_bytes = record_signing_bytes("g:team", record)
-    sig_jwk = f["sig_jwk"]
+    sig_jwk = device.sig_jwk  # a roster entry's JWK, as a receiver holds it
     seconds = 0.05 if quick else 0.3
     cases = {
         "seal": lambda: seal_record(graph_key, "g:team", envelope, entropy=entropy),
@@ -87,14 +95,14 @@ def receive_floor_us() -> float:
     """One op through a device's whole receive path (client rule 2: open, envelope,
     schema, roster, author, signature) with the signature cache warm: what each
     delivery costs a device once another device has verified the record."""
-    f = _fixture()
-    op = {"recordId": "note-1", "rev": f["record"]["at"], "e": 1, "n": f["n"], "c": f["c"]}
-    roster = {"dev-1": {"deviceId": "dev-1", "memberId": "alice", "sigJwk": f["sig_jwk"]}}
+    note = _Note.make()
+    op = {"recordId": "note-1", "rev": note.record["at"], "e": 1, "n": note.n, "c": note.c}
+    roster = {"dev-1": {"deviceId": "dev-1", "memberId": "alice", "sigJwk": note.device.sig_jwk}}
     registry = Registry()
 
     def receive() -> object:
         return check_op(
-            op, storage_key="g:team", graph_key=f["graph_key"], roster=roster,
+            op, storage_key="g:team", graph_key=note.graph_key, roster=roster,
             registry=registry, verify_signatures=True,
         )  # fmt: skip
 

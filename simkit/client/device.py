@@ -79,8 +79,8 @@ class Device:
         self.last_error: str | None = None
         self.readonly: set[str] = set()
         self._booted = False
-        self._rosters: dict[str, tuple[dict[str, dict], int, int]] = {}
-        self._active: dict[str, int] = {}  # graph -> unrevoked devices in its cached roster
+        # graph -> (roster entries, fetched at, epoch then, how many are unrevoked)
+        self._rosters: dict[str, tuple[dict[str, dict], int, int, int]] = {}
         self._rings: dict[str, tuple[dict, Keyring]] = {}  # graph -> (stored wire, parsed)
         self._storage_keys: dict[str, str] = {}
         self.selfsig_checked: set[str] = set()
@@ -243,12 +243,13 @@ class Device:
         return False
 
     def cache_roster(self, graph_id: str, entries: dict[str, dict]) -> None:
-        self._rosters[graph_id] = (entries, self.clock.now_ms(), self.relay_epoch(graph_id))
-        self._active[graph_id] = sum(1 for e in entries.values() if e.get("revokedAt") is None)
+        active = sum(1 for entry in entries.values() if entry.get("revokedAt") is None)
+        self._rosters[graph_id] = (entries, self.clock.now_ms(), self.relay_epoch(graph_id), active)
 
     def active_devices(self, graph_id: str) -> int:
         """How many unrevoked devices the last roster fetched lists (0 before any)."""
-        return self._active.get(graph_id, 0)
+        cached = self._rosters.get(graph_id)
+        return 0 if cached is None else cached[3]
 
     def roster(self, graph_id: str) -> dict[str, dict] | None:
         """The cached roster while it is fresh: fetched less than ``recheck_s`` ago and
@@ -257,7 +258,7 @@ class Device:
         cached = self._rosters.get(graph_id)
         if cached is None:
             return None
-        entries, fetched_at, epoch = cached
+        entries, fetched_at, epoch, _ = cached
         age = self.clock.now_ms() - fetched_at
         if epoch != self.relay_epoch(graph_id) or not 0 <= age < self.config.recheck_s * 1000:
             return None

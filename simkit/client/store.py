@@ -1,11 +1,11 @@
 """The device's local storage: what survives a crash.
 
-Named tables of JSON-able values or frozen records (like IndexedDB object stores). Writes go to a
-live view at once and reach durable storage only at ``commit()``, which a device
-calls where a real one would write to disk: after each queued write and after
-each applied batch. A crash discards the live view; ``LocalStore(durable)``
-restarts from the last commit. Values are never mutated in place (always
-replaced), so commit copies references, not data.
+Named tables of JSON-able values or frozen records (like IndexedDB object
+stores). Writes go to a live view at once and reach durable storage only at
+``commit()``, which a device calls where a real one would write to disk: after
+each queued write and after each applied batch. A crash discards the live view;
+``LocalStore(durable)`` restarts from the last commit. Values are never mutated in
+place (always replaced), so commit copies references, not data.
 """
 
 from typing import Any
