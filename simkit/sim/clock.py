@@ -46,22 +46,25 @@ def _require_time(instance: object, attribute: attrs.Attribute, value: object) -
 
 class VirtualClock(trio.abc.Clock):
     """Trio's clock in a simulation: virtual time that starts at 0 and, whenever no
-    task can run, jumps straight to the next wake-up.
+    task can run, jumps straight to the next wake-up or timer.
 
     ``MockClock(autojump_threshold=0)`` does the same at a higher price: it jumps in
     one pass of the run loop and wakes the sleepers in the next, and every
     ``trio.sleep`` builds a cancel scope whose expiry Trio delivers as a
     cancellation. Trio asks its clock how long to sleep only when no task is
-    runnable, so this clock jumps right there, and it keeps its own heap of parked
-    sleepers (``sleep_until``, ``Alarm``) that it reschedules directly. Trio's own
-    deadlines (``move_on_after`` and the like) keep working: the clock jumps to
-    whichever comes first. While ``frozen``, time stands still and the run loop
-    waits for I/O (the fuzz driver freezes time between steps).
+    runnable, so this clock jumps right there. It keeps one heap of parked sleepers
+    (``sleep_until``), which it reschedules directly, and of timers (``call_at``),
+    which it calls right there: a timer that wakes nobody costs no pass of the run
+    loop and no task switch. Trio's own deadlines (``move_on_after`` and the like)
+    keep working: the clock jumps to whichever comes first. While ``frozen``, time
+    stands still and the run loop waits for I/O (the fuzz driver freezes time
+    between steps).
     """
 
     def __init__(self) -> None:
         self._now = 0.0
-        self._sleepers: list[list] = []  # heap of [wake time, order, task or None if gone]
+        # heap of [due, order, task or function (None once cancelled), timer args or None]
+        self._due: list[list] = []
         self._order = itertools.count()
         self.frozen = False
 
@@ -72,24 +75,43 @@ class VirtualClock(trio.abc.Clock):
         return self._now
 
     def deadline_to_sleep_time(self, deadline: float) -> float:
-        sleepers = self._sleepers
-        while sleepers and sleepers[0][2] is None:
-            heapq.heappop(sleepers)
-        due = min(deadline, sleepers[0][0] if sleepers else math.inf)
-        if due == math.inf or (self.frozen and due > self._now):
-            return math.inf
-        self._now = max(self._now, due)
-        while sleepers and sleepers[0][0] <= self._now:
-            task = heapq.heappop(sleepers)[2]
-            if task is not None:
-                trio.lowlevel.reschedule(task)
-        return 0.0
+        due = self._due
+        while True:
+            while due and due[0][2] is None:
+                heapq.heappop(due)
+            t = min(deadline, due[0][0] if due else math.inf)
+            if t == math.inf or (self.frozen and t > self._now):
+                return math.inf
+            self._now = max(self._now, t)
+            woke = False
+            while due and due[0][0] <= self._now:
+                _, _, target, args = heapq.heappop(due)
+                if args is None:
+                    if target is not None:
+                        trio.lowlevel.reschedule(target)
+                        woke = True
+                else:
+                    target(*args)
+            # only timers ran: go on to the next instant unless one of them woke a task
+            if woke or deadline <= self._now or _tasks_runnable():
+                return 0.0
 
     def park(self, t: float, task: trio.lowlevel.Task) -> list:
         """Put ``task`` in the heap to be rescheduled at ``t``; returns its entry."""
-        entry = [t, next(self._order), task]
-        heapq.heappush(self._sleepers, entry)
+        entry = [t, next(self._order), task, None]
+        heapq.heappush(self._due, entry)
         return entry
+
+    def call_at(self, t: float, fn: Callable[..., object], args: tuple) -> None:
+        """Call ``fn(*args)`` at virtual time ``t``, from the run loop, not from a task:
+        it must not block or raise (``Network.call_at`` wraps it to report errors).
+        Timers due at the same time run in the order they were scheduled, before the
+        tasks woken at that time."""
+        heapq.heappush(self._due, [t, next(self._order), fn, args])
+
+
+def _tasks_runnable() -> int:
+    return trio.lowlevel.current_statistics().tasks_runnable
 
 
 def virtual_clock() -> VirtualClock:
@@ -103,36 +125,13 @@ def virtual_clock() -> VirtualClock:
 async def sleep_until(t: float) -> None:
     """``trio.sleep_until(t)`` in simulated time: the task parks in the clock's heap
     (no cancel scope) and wakes once every task runnable at ``t`` has run."""
-    await Alarm().sleep_until(t)
+    entry = virtual_clock().park(t, trio.lowlevel.current_task())
 
+    def abort(_: object) -> trio.lowlevel.Abort:
+        entry[2] = None  # cancelled: the clock drops the entry
+        return trio.lowlevel.Abort.SUCCEEDED
 
-class Alarm:
-    """One task's wake-up time, which other code may bring forward: the network's
-    timer task sleeps until its next scheduled call, and an earlier call moves it."""
-
-    def __init__(self) -> None:
-        self._entry: list | None = None
-
-    async def sleep_until(self, t: float) -> None:
-        task = trio.lowlevel.current_task()
-        # at infinity the task is in no heap: only ``bring_forward`` (or a cancel) wakes it
-        self._entry = [t, 0, task] if t == math.inf else virtual_clock().park(t, task)
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self._entry[2] = None  # cancelled: the clock drops the entry
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        try:
-            await trio.lowlevel.wait_task_rescheduled(abort)
-        finally:
-            self._entry = None
-
-    def bring_forward(self, t: float) -> None:
-        """Wake the sleeping task at ``t`` instead, if that is sooner."""
-        entry = self._entry
-        if entry is not None and entry[2] is not None and t < entry[0]:
-            task, entry[2] = entry[2], None
-            self._entry = virtual_clock().park(t, task)
+    await trio.lowlevel.wait_task_rescheduled(abort)
 
 
 @attrs.frozen

@@ -14,8 +14,6 @@ exchange, so adding a device or changing one rate leaves the other draws alone.
 """
 
 import contextlib
-import heapq
-import itertools
 import math
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, NamedTuple, NoReturn
@@ -28,7 +26,7 @@ from simkit.errors import SimkitError, TransportError
 from simkit.protocol.b64 import b64url_encode
 from simkit.protocol.canonical import canonical_json
 from simkit.protocol.entropy import SeededEntropy
-from simkit.sim.clock import Alarm, sleep_until
+from simkit.sim.clock import sleep_until, virtual_clock
 from simkit.sim.trace import Trace
 
 RELAY = "relay"
@@ -141,7 +139,6 @@ class _Answer:
     """What one exchange brought back: the response, or None (lost, late, undelivered)."""
 
     response: Any = None
-    settled: trio.Event = attrs.Factory(trio.Event)
 
 
 class Transport:
@@ -186,11 +183,9 @@ class Transport:
             net.call_at(arrive, self._deliver, xid, request, u, False)
             await self._give_up(xid, deadline)
         back = arrive + profile.down.seconds(u.down)
-        answer = _Answer()  # the relay answers at ``arrive`` from the network's timer,
+        answer = _Answer()  # the relay answers at ``arrive`` from a timer, so the device
         net.call_at(arrive, self._answer, xid, request, u, back > deadline, answer)
-        await sleep_until(min(back, deadline))  # so the device sleeps only once
-        if not answer.settled.is_set():  # a tie with the timer at the same instant
-            await answer.settled.wait()
+        await sleep_until(min(back, deadline))  # sleeps once (a tie: the timer runs first)
         if answer.response is None:
             await self._give_up(xid, deadline)
         if not net.connected(device):
@@ -210,7 +205,6 @@ class Transport:
             self._network._fault("response-late", self.device_id, xid)
         else:
             answer.response = response
-        answer.settled.set()
 
     def _deliver(self, xid: int, request: Any, u: _Draws, duplicate: bool) -> Any | None:
         """The request reaches the relay now: its answer, or None if it never got there."""
@@ -285,19 +279,19 @@ class Network:
         self._error_window: tuple[int, float] | None = None
         self._poke_sinks: dict[str, trio.MemorySendChannel] = {}
         self._nursery: trio.Nursery | None = None
-        self._timers: list[tuple[float, int, Callable[..., object], tuple]] = []
-        self._timer_count = itertools.count()
-        self._timer_alarm = Alarm()
+        self._timer_error: Exception | None = None
+        self._timer_failed: trio.Event | None = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator["Network"]:
-        """Run the network's own tasks; on exit, whatever is still in flight is dropped."""
+        """Run the network; on exit, whatever is still in flight is dropped."""
         if self._nursery is not None:
             raise NetworkError("the network is already running")
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            self._timers.clear()
-            nursery.start_soon(self._run_timers)
+            self._timer_error = None
+            self._timer_failed = trio.Event()
+            nursery.start_soon(self._raise_timer_error)
             try:
                 yield self
             finally:
@@ -313,20 +307,24 @@ class Network:
             raise NetworkError("the network is not running: use `async with network.running():`")
 
     def call_at(self, t: float, fn: Callable[..., object], *args: object) -> None:
-        """Call ``fn(*args)`` at virtual time ``t`` from the network's own timer task
-        (calls due at the same time run in the order they were scheduled)."""
+        """Call ``fn(*args)`` at virtual time ``t`` (calls due at the same time run in the
+        order they were scheduled). The clock calls it outside any task, so an error is
+        re-raised from the network's own task, and a call outlives no ``running()``."""
         self._require_running()
-        heapq.heappush(self._timers, (t, next(self._timer_count), fn, args))
-        self._timer_alarm.bring_forward(t)
+        virtual_clock().call_at(t, self._timer, (self._nursery, fn, args))
 
-    async def _run_timers(self) -> None:
-        """One task runs every timer (a task per poke would cost more than the poke)."""
-        while True:
-            await self._timer_alarm.sleep_until(self._timers[0][0] if self._timers else math.inf)
-            now = trio.current_time()
-            while self._timers and self._timers[0][0] <= now:
-                _, _, fn, args = heapq.heappop(self._timers)
-                fn(*args)
+    def _timer(self, nursery: trio.Nursery, fn: Callable[..., object], args: tuple) -> None:
+        if nursery is not self._nursery or self._timer_error is not None:
+            return  # scheduled in a run that has ended, or the world has already failed
+        try:
+            fn(*args)
+        except Exception as exc:
+            self._timer_error = exc
+            self._timer_failed.set()
+
+    async def _raise_timer_error(self) -> None:
+        await self._timer_failed.wait()
+        raise self._timer_error
 
     # Links
 

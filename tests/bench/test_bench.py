@@ -57,6 +57,7 @@ def test_a_group_world_delivers_every_record_to_every_other_device():
     run = measure(group_world(devices=4, records=40))
     assert run["deliveries"] >= 3 * 40  # plus the checkpoints
     assert run["wall"] > 0 and run["simulated"] >= 40 / 200
+    assert run["requests"] >= 4 * 2  # every device pulled and read the log at least once
 
 
 def _cache_setting() -> bool:

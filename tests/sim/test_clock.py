@@ -1,5 +1,4 @@
 import math
-import time
 
 import pytest
 import trio
@@ -14,7 +13,8 @@ from simkit.sim import (
     relay_clock,
     run_virtual,
 )
-from simkit.sim.clock import Alarm, VirtualClock, sleep_until
+from simkit.sim.clock import VirtualClock, sleep_until
+from simkit.sim.determinism import deterministic_trio
 
 EPOCH = 1_000_000
 
@@ -73,9 +73,17 @@ def test_a_simulated_day_of_sleeps_takes_no_real_time():
                 nursery.start_soon(tick, clock)
         return trio.current_time()
 
-    started = time.perf_counter()
-    virtual = run_virtual(world, seed=0)
-    assert time.perf_counter() - started < 1.0
+    waits = []
+
+    class Recording(VirtualClock):
+        def deadline_to_sleep_time(self, deadline: float) -> float:
+            waits.append(super().deadline_to_sleep_time(deadline))
+            return waits[-1]
+
+    with deterministic_trio(0):
+        virtual = trio.run(world, clock=Recording())
+    # Trio never waited for real time, and the last answer (nothing left to wake) is "never"
+    assert len(waits) > 4_000 and set(waits[:-1]) == {0.0} and waits[-1] == math.inf
     assert virtual == pytest.approx(86_400 / (1 - 200e-6))  # the slowest clock's day
 
 
@@ -154,29 +162,70 @@ def test_a_cancelled_sleeper_is_never_woken_again():
     assert run_virtual(world, seed=0) == (False, 10.0)
 
 
-def test_an_alarm_brought_forward_wakes_early_and_a_cancel_after_the_move_is_clean():
-    async def world() -> list[float]:
-        alarm, woke = Alarm(), []
+def test_timers_run_at_their_time_in_order_before_the_tasks_woken_then():
+    async def world() -> list[tuple[str, float]]:
+        clock, seen = trio.lowlevel.current_clock(), []
+
+        def timer(name: str) -> None:
+            seen.append((name, trio.current_time()))
+            if name == "first at 2":  # a timer may schedule another
+                clock.call_at(2.5, timer, ("chained at 2.5",))
 
         async def sleeper() -> None:
-            await alarm.sleep_until(math.inf)
-            woke.append(trio.current_time())
-            await alarm.sleep_until(50.0)
-            woke.append(trio.current_time())  # never reached: cancelled after the move
+            await sleep_until(2.0)
+            seen.append(("sleeper at 2", trio.current_time()))
 
+        clock.call_at(3.0, timer, ("at 3",))
+        clock.call_at(2.0, timer, ("first at 2",))
         async with trio.open_nursery() as nursery:
             nursery.start_soon(sleeper)
-            await sleep_until(2.0)
-            alarm.bring_forward(7.0)
-            alarm.bring_forward(9.0)  # later than the current wake-up: ignored
-            await sleep_until(8.0)
-            alarm.bring_forward(20.0)  # moves the 50.0 wake-up to 20.0
-            await sleep_until(10.0)
-            nursery.cancel_scope.cancel()
-        await sleep_until(60.0)  # past both entries: neither may reschedule the dead task
-        return woke
+            await sleep_until(1.0)  # the sleeper parked at 2 between the two timers at 2
+            clock.call_at(2.0, timer, ("second at 2",))
+        await sleep_until(4.0)
+        return seen
 
-    assert run_virtual(world, seed=0) == [7.0]
+    assert run_virtual(world, seed=0) == [
+        ("first at 2", 2.0), ("second at 2", 2.0), ("sleeper at 2", 2.0),
+        ("chained at 2.5", 2.5), ("at 3", 3.0),
+    ]  # fmt: skip
+
+
+def test_timers_that_wake_nobody_cost_no_pass_of_the_run_loop():
+    passes = 0
+
+    class Counting(VirtualClock):
+        def deadline_to_sleep_time(self, deadline: float) -> float:
+            nonlocal passes
+            passes += 1
+            return super().deadline_to_sleep_time(deadline)
+
+    async def world() -> int:
+        clock, ran = trio.lowlevel.current_clock(), []
+        for i in range(1_000):
+            clock.call_at(i / 10, ran.append, (i,))
+        await sleep_until(200.0)
+        return len(ran)
+
+    assert trio.run(world, clock=Counting()) == 1_000
+    assert passes <= 3  # not one per timer
+
+
+def test_a_timer_that_wakes_a_task_lets_it_run_before_time_moves_on():
+    async def world() -> list[tuple[str, float]]:
+        clock, seen, event = trio.lowlevel.current_clock(), [], trio.Event()
+
+        async def waiter() -> None:
+            await event.wait()
+            seen.append(("woken", trio.current_time()))
+
+        clock.call_at(1.0, event.set, ())
+        clock.call_at(2.0, lambda: seen.append(("later timer", trio.current_time())), ())
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(waiter)
+        await sleep_until(3.0)
+        return seen
+
+    assert run_virtual(world, seed=0) == [("woken", 1.0), ("later timer", 2.0)]
 
 
 def test_a_frozen_virtual_clock_stands_still_but_releases_what_is_already_due():

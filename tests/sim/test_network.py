@@ -305,3 +305,33 @@ def test_misuse_names_the_rule():
         network.transport("relay")
     with pytest.raises(NetworkError, match="429 or 5xx"):
         network.error_window(404, until=1)
+
+
+def test_an_error_in_a_timer_surfaces_from_the_running_network():
+    network, _, _ = network_for(NetworkProfile())
+
+    def broken() -> None:
+        raise KeyError("a bug in a scheduled action")
+
+    async def world() -> None:
+        async with network.running():
+            network.call_at(1.0, broken)
+            await trio.sleep(5.0)
+
+    with pytest.raises(KeyError, match="a bug in a scheduled action"):
+        run_virtual(world, seed=0)
+
+
+def test_a_timer_never_outlives_the_run_that_scheduled_it():
+    network, _, _ = network_for(NetworkProfile())
+    fired = []
+
+    async def world() -> None:
+        async with network.running():
+            network.call_at(5.0, fired.append, "first run")
+            await trio.sleep(1.0)
+        async with network.running():  # a fresh run, e.g. after a restart
+            await trio.sleep(10.0)
+
+    run_virtual(world, seed=0)
+    assert fired == []
