@@ -10,7 +10,8 @@ from simkit.client.transport import Backoff
 
 MAX_BATCH_OPS = 200
 MAX_BATCH_BYTES = 8 * 1024 * 1024
-PULL_LIMIT = 500
+PULL_LIMIT = 500  # the spec's maxPullLimit: a relay serves at most this many per page
+LOG_PAGE = 500
 
 
 @attrs.frozen
@@ -38,3 +39,5 @@ class AppConfig:
     max_batch_bytes: int = attrs.field(
         default=MAX_BATCH_BYTES, validator=attrs.validators.le(MAX_BATCH_BYTES)
     )
+    pull_limit: int = attrs.field(default=PULL_LIMIT, validator=attrs.validators.ge(1))
+    log_page: int = attrs.field(default=LOG_PAGE, validator=attrs.validators.ge(1))

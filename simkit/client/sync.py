@@ -24,8 +24,6 @@ from simkit.protocol.canonical import compact_json
 from simkit.protocol.derived import checkpoint_record_id
 from simkit.protocol.records import seal_record, sign_record
 
-LOG_PAGE = 500
-
 
 def prior_rev(record: dict | None) -> int:
     """The ``priorRev`` of rule 1: the rev of the record being overwritten (0 if none)."""
@@ -218,7 +216,7 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
     applied = refused = 0
     while True:
         cursor = device.store.get("cursor", sub_key, 0)
-        query = {"after": str(cursor), "limit": "500"}
+        query = {"after": str(cursor), "limit": str(device.config.pull_limit)}
         if sub["kinds"]:
             query["kinds"] = ",".join(sub["kinds"])
         if sub["shards"]:
@@ -378,7 +376,7 @@ async def verify_log(device, graph_id: str) -> None:
     entries = []
     after = log.through
     while log.state != ALARM and log.through < served:  # read the log to its end
-        query = {"after": str(after), "limit": str(LOG_PAGE)}
+        query = {"after": str(after), "limit": str(device.config.log_page)}
         response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
         if response.status != 200:  # e.g. an older relay without the log route
             _save_log(device, graph_id, unverified(log))

@@ -9,6 +9,7 @@ drains until the devices settle, and returns the world with its trace.
 
 import contextlib
 import math
+from collections.abc import Callable
 
 import attrs
 import trio
@@ -20,9 +21,10 @@ from simkit.errors import SimkitError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for
 from simkit.relay import Poke, Relay, StaticHost
+from simkit.relay.events import DeviceRevoke
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
-from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, relay_clock
+from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.determinism import run_virtual
 from simkit.sim.network import RELAY, Network
 from simkit.sim.schedule import perform
@@ -47,13 +49,51 @@ class DeviceSlot:
     device: Device | None = None
     snapshot: dict | None = None
     boots: int = 0
-    scope: trio.CancelScope | None = None
+    scopes: list[trio.CancelScope] = attrs.Factory(list)  # everything this device is running
     revoked: bool = False
     stolen: bool = False  # revoked, but a thief keeps it running
+    tripwire: "Tripwire | None" = None
 
     @property
     def alive(self) -> bool:
         return self.device is not None
+
+
+@attrs.define
+class Tripwire:
+    """A fault armed on a device's link: right ``before`` (or after) its ``requests``-th
+    request from now, ``fire`` runs (a crash, a partition). It cuts a ceremony
+    between two of its steps, at every commit point the request count can name."""
+
+    requests: int
+    before: bool
+    fire: Callable[[], None]
+
+
+class _Link:
+    """A device's transport as the world hands it out: the network's, plus the
+    tripwire. A fired crash cancels the device's scopes; the checkpoint right after
+    delivers that cancellation here, as a dying process stops where it is."""
+
+    def __init__(self, world: "World", slot: DeviceSlot) -> None:
+        self._slot = slot
+        self._transport = world.network.transport(slot.device_id)
+
+    async def _trip(self, before: bool) -> None:
+        wire = self._slot.tripwire
+        if wire is None or wire.before != before:
+            return
+        wire.requests -= 1
+        if wire.requests <= 0:
+            self._slot.tripwire = None
+            wire.fire()
+            await trio.lowlevel.checkpoint()
+
+    async def send(self, request, /, **fields):
+        await self._trip(before=True)
+        response = await self._transport.send(request, **fields)
+        await self._trip(before=False)
+        return response
 
 
 class World:
@@ -70,13 +110,18 @@ class World:
             groups={g: list(m) for g, m in spec.groups.items()},
             capabilities={k: list(v) for k, v in spec.capabilities.items()},
         )
-        self.config = AppConfig(approval_mode=spec.approval_mode, send_metadata=spec.send_metadata)
+        self.config = AppConfig(
+            approval_mode=spec.approval_mode,
+            send_metadata=spec.send_metadata,
+            **spec.client_settings,
+        )
         self.slots: dict[str, DeviceSlot] = {}
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
+        self.clock = VirtualClock()  # read by checkers between steps, outside Trio
         self.relay_up = True
         self._relay_outage = 0
         self._relay_back_at = 0.0
@@ -115,12 +160,16 @@ class World:
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
         slot.device = self.variant.device.create(
-            member, device_id, self.network.transport(device_id), clock,
+            member, device_id, _Link(self, slot), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
         self.slots[device_id] = slot
         self.trace.register_clock(device_id, clock.now_ms)
         return slot
+
+    def now(self) -> float:
+        """Virtual time, readable from outside Trio (checkers between fuzz steps)."""
+        return self.clock.current_time()
 
     def graphs_of(self, member: str) -> list[str]:
         """The storage keys of the spec's graphs this member belongs to now."""
@@ -183,6 +232,8 @@ class World:
     def _relay_event(self, event) -> None:
         fields = attrs.asdict(event, recurse=False)
         self.trace.emit("event", RELAY, name=event.kind, **fields)
+        if isinstance(event, DeviceRevoke):
+            self._revoked(event.device_id)
         if isinstance(event, Poke) and self.network is not None and self.network.is_running:
             for device_id in self.followers(event.graph):
                 self.network.poke(device_id, {"graph": event.graph})
@@ -197,13 +248,27 @@ class World:
         self._nursery.start_soon(self._device_task, slot)
 
     async def _device_task(self, slot: DeviceSlot) -> None:
-        with trio.CancelScope() as scope:
-            slot.scope = scope
+        async def run() -> None:
             pokes = self.network.subscribe(slot.device_id)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(slot.device.run)
                 async for _ in pokes:
                     slot.device.wake()
+
+        await self.on_device(slot.device_id, run)
+
+    async def on_device(self, device_id: str, async_fn) -> None:
+        """Run ``async_fn`` as part of a device (its run loop, a ceremony on it): a
+        crash of the device cancels it where it stands."""
+        slot = self.slots[device_id]
+        with trio.CancelScope() as scope:
+            if not slot.alive:
+                scope.cancel()
+            slot.scopes.append(scope)
+            try:
+                await async_fn()
+            finally:
+                slot.scopes.remove(scope)
 
     async def bring_online(self, slot: DeviceSlot) -> None:
         """A new device registers (retrying every 10 s while the relay cannot be reached),
@@ -219,14 +284,23 @@ class World:
         self.subscribe(slot)
         self._start(slot)
 
+    def _revoked(self, device_id: str) -> None:
+        """The relay revoked a device: it leaves the fleet (a thief keeps a stolen one)."""
+        slot = self.slots.get(device_id)
+        if slot is not None:
+            slot.revoked = True
+            if not slot.stolen:
+                self.crash(device_id)
+
     def crash(self, device_id: str) -> None:
         slot = self.slots[device_id]
         if not slot.alive:
             return
         slot.snapshot = slot.device.snapshot()
         slot.device = None
-        if slot.scope is not None:
-            slot.scope.cancel()
+        slot.tripwire = None
+        for scope in slot.scopes:
+            scope.cancel()
         self.note("crash", device_id, what="device-crash")
 
     def restart(self, device_id: str, device_class: type[Device] | None = None) -> None:
@@ -236,7 +310,7 @@ class World:
             return
         slot.boots += 1
         slot.device = (device_class or self.variant.device).restore(
-            slot.snapshot, self.network.transport(device_id), slot.clock,
+            slot.snapshot, _Link(self, slot), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
         self.note("crash", device_id, what="device-restart", boot=slot.boots)
@@ -438,5 +512,5 @@ class World:
 def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> World:
     """Build and run a world; a pure function of the spec (and so of its seed)."""
     world = World(spec, variant, monitor)
-    run_virtual(world.run, seed=spec.seed)
+    run_virtual(world.run, seed=spec.seed, clock=world.clock)
     return world
