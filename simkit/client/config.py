@@ -24,9 +24,12 @@ class AppConfig:
         default=OBSERVE, validator=attrs.validators.in_((OBSERVE, APPROVE))
     )
     auto_grant: bool = True  # [on]; fill key gaps of approved devices while syncing
-    # Rotate a graph whose rotationRequired is set. Off: several devices doing so at
-    # once split an epoch between two keys (docs/client.md); the revoker rotates.
-    auto_rotate: bool = False
+    # Who honours rotationRequired (docs/client.md, "Who rotates"): the revoker at once;
+    # if the flag is still set this long after a device first saw it, times one plus the
+    # device's rank among the roster's active devices, that device rotates. Staggered,
+    # so two devices rarely race to mint one epoch (docs/findings.md, F1). None: only
+    # the revoker ever rotates.
+    rotate_after_s: float | None = 30.0
     log_verification: bool = True  # [on]
     backoff: Backoff = attrs.Factory(Backoff)
     push_debounce_s: float = 0.25  # [250 ms]

@@ -40,9 +40,7 @@ async def sync_graph(device, graph_id: str) -> dict:
         and device.due(graph_id, "grants")
     ):
         await keyops.grant_gaps(device, graph_id)
-    meta = device.store.get("graphs", graph_id) or {}
-    if meta.get("rotate") and device.config.auto_rotate and not device.behind(graph_id):
-        await device.rotate(graph_id)
+    await keyops.honour_rotation(device, graph_id)
     stats["pushed"] += await push(device, graph_id)
     for sub_key, sub in device.subscriptions(graph_id):
         pulled, refused = await pull(device, graph_id, sub_key, sub)

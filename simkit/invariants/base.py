@@ -111,8 +111,12 @@ def seen(record: dict | None) -> str:
 
 
 def can_write(world, device_id: str, storage_key: str) -> bool:
-    """Whether the device's member holds ``write`` for the graph (``g:`` graphs only)."""
+    """Whether the relay takes the device's writes to a graph now: its member belongs
+    to it and, in a ``g:`` graph, holds ``write``."""
+    member = world.slots[device_id].member
+    if storage_key not in world.graphs_of(member):
+        return False
     if not storage_key.startswith("g:"):
         return True
-    granted = world.host.capabilities(world.slots[device_id].member, storage_key[2:])
+    granted = world.host.capabilities(member, storage_key[2:])
     return granted is None or "write" in granted

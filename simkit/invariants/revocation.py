@@ -6,14 +6,23 @@ from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.protocol.records import open_record
 from simkit.sim.clock import relay_time_ms
 
-# How long a flagged ``rotationRequired`` may stay set, in simulated seconds during
-# which an eligible rotator is up and can reach the relay: the revoker rotates at
-# once; if it is gone, the other holders take over one after another (docs/client.md,
-# "Who rotates").
-ROTATION_BOUND_S = 300.0
 # Retries of one sealed push end within this (client rule 10: five attempts, backoff
 # capped at 30 s, each attempt with its own timeout).
 RETRY_WINDOW_S = 90.0
+
+
+def rotation_bound_s(world, sk: str) -> float:
+    """How long a flagged ``rotationRequired`` may stay set, in simulated seconds during
+    which an eligible rotator is up and can reach the relay: the revoker rotates at
+    once; if it cannot, each device takes its turn ``rotate_after_s`` after the one
+    before it (docs/client.md, "Who rotates"), having seen the flag within one key
+    recheck; then one push's retries."""
+    config = world.config
+    if config.rotate_after_s is None:
+        return float("inf")
+    active = [d for d in world.relay.state.devices.values() if d.revoked_at is None]
+    turns = config.rotate_after_s * (len(active) + 1)
+    return config.recheck_s + turns + RETRY_WINDOW_S
 
 
 class Revocation(Invariant):
@@ -68,25 +77,37 @@ class Revocation(Invariant):
 
 def rotators(world, sk: str) -> list[str]:
     """Devices that can honour ``rotationRequired`` on a graph now: up, unrevoked,
-    holding the latest key, permitted to rotate, and able to reach the relay."""
+    holding the latest key, permitted to rotate, able to reach the relay and, in
+    ``approve`` mode, having approved every current holder of the latest key (any
+    other device would strand one, so it does not take a turn)."""
     graph = world.relay.state.graphs.get(sk)
     if graph is None or not world.relay_up:
         return []
+    holders = set(graph.wraps.get(graph.latest_epoch, {}))
     out = []
     for device_id in world.followers(sk):
         slot = world.slots[device_id]
         granted = world.host.capabilities(slot.member, sk[2:]) if sk.startswith("g:") else None
         if granted is not None and "rotate" not in granted:
             continue
-        ring = slot.device.keyring(graph_id_for(sk, slot.member))
-        if graph.latest_epoch in ring.keys and world.network.connected(device_id):
-            out.append(device_id)
+        device = slot.device
+        if graph.latest_epoch not in device.keyring(graph_id_for(sk, slot.member)).keys:
+            continue
+        if not world.network.connected(device_id):
+            continue
+        if world.config.approval_mode == "approve" and not all(
+            (device.pin(h) or {}).get("state") == "approved"
+            for h in sorted(holders - {device_id})
+            if h in world.relay.state.devices and world.relay.state.devices[h].revoked_at is None
+        ):
+            continue
+        out.append(device_id)
     return out
 
 
 class RotationOwed(Invariant):
     """A graph flagged ``rotationRequired`` (a revoked device held its keys) is rotated
-    within ``ROTATION_BOUND_S`` of simulated time during which an eligible rotator was
+    within ``rotation_bound_s`` of simulated time during which an eligible rotator was
     up and could reach the relay, and is never still flagged at quiescence while one
     exists. Honest relay only: a malicious one can refuse every rotation."""
 
@@ -110,7 +131,7 @@ class RotationOwed(Invariant):
             if sk in self._owed and able:
                 self._owed[sk] += elapsed
             self._owed.setdefault(sk, 0.0)
-            if self._owed[sk] > ROTATION_BOUND_S:
+            if self._owed[sk] > rotation_bound_s(world, sk):
                 out.append(self._late(world, sk, able, f"for {self._owed[sk]:.0f} s"))
                 self._owed[sk] = float("-inf")  # reported once
         return out
@@ -133,52 +154,65 @@ class RotationOwed(Invariant):
 
 
 class PostRevocationConfidentiality(Invariant):
-    """After a revocation, what other devices write is sealed under an epoch the
-    revoked device holds no key for, once the bound has passed: the rotation's bound,
-    then one key recheck (a writer learns of the new epoch before its next push),
-    then one push's retries. A write accepted later under a key the revoked device
-    holds is readable by whoever holds that device. Honest relay only."""
+    """After a revocation and the rotation that follows it, what other devices write is
+    sealed under an epoch the revoked device holds no key for, once one key recheck
+    (a writer learns of the new epoch before its next push) and one push's retries
+    have passed since the rotation. A write accepted later under a key the revoked
+    device holds is readable by whoever holds that device. Whether the rotation
+    comes at all is ``rotation-owed``'s to check. Honest relay only."""
 
     name = "post-revocation-confidentiality"
     honest_only = True
-    observes = ("poke",)
+    observes = ("poke", "graph.rotate")
 
     def __init__(self) -> None:
         self._read: dict[str, int] = {}  # storage key -> log entries read
         self._accepted: dict[str, float] = {}  # storage key -> first poke since last read
+        self._mints: dict[str, list[int]] = {}  # storage key -> relay times of new epochs
 
     def observe(self, world, event):
-        self._accepted.setdefault(event.fields["graph"], event.t)
+        graph = event.fields["graph"]
+        if event.fields["name"] == "graph.rotate":
+            self._mints.setdefault(graph, []).append(relay_time_ms(event.t))
+        else:
+            self._accepted.setdefault(graph, event.t)
         return ()
 
     def step(self, world):
         out = []
-        bound_ms = 1000 * (ROTATION_BOUND_S + world.config.recheck_s + RETRY_WINDOW_S)
-        revoked = [
-            (d, dev.revoked_at)
+        grace_ms = 1000 * (world.config.recheck_s + RETRY_WINDOW_S)
+        revoked = {
+            d: dev.revoked_at
             for d, dev in sorted(world.relay.state.devices.items())
             if dev.revoked_at is not None
-        ]
+        }
         for sk, t in sorted(self._accepted.items()):
-            graph = world.relay.state.graphs.get(sk)
+            graph = world.relay.state.graphs[sk]
             start = self._read.get(sk, 0)
             self._read[sk] = len(graph.log)
-            late = [(d, at) for d, at in revoked if relay_time_ms(t) > at + bound_ms]
-            if not late:
-                continue
-            for entry in graph.log[start:]:
+            accepted_ms = relay_time_ms(t)
+            late = [
+                device_id
+                for device_id, at in revoked.items()
+                if any(
+                    at < minted and minted + grace_ms < accepted_ms
+                    for minted in self._mints.get(sk, ())
+                )
+            ]
+            for entry in graph.log[start:] if late else ():
                 row = graph.records.get(entry.record_id)
                 if row is None or row.seq != entry.seq or row.e is None:
                     continue
-                for device_id, _ in late:
-                    if row.e in _epochs_held(world, device_id, sk) and not _by_revoked(
-                        world, sk, row, revoked
-                    ):
+                if _signer(world, sk, row) in revoked:
+                    continue  # a thief's own write is no leak
+                for device_id in late:
+                    if row.e in _epochs_held(world, device_id, sk):
                         out.append(
                             self.violation(
                                 world,
                                 f"{entry.record_id} (seq {entry.seq}) was sealed under epoch "
-                                f"{row.e}, which revoked {device_id} holds",
+                                f"{row.e}, which revoked {device_id} holds, after the rotation "
+                                "that followed its revocation",
                                 graph=sk,
                                 devices=(device_id,),
                                 records=(entry.record_id,),
@@ -198,15 +232,14 @@ def _epochs_held(world, device_id: str, sk: str) -> set[int]:
     return {int(epoch) for epoch in ring.get("keys", {})}
 
 
-def _by_revoked(world, sk: str, row, revoked) -> bool:
-    """Whether a revoked device signed the row (a thief's own write is no leak)."""
-    for slot in world.slots.values():
+def _signer(world, sk: str, row) -> str | None:
+    """The device that signed a row, read with any key a device of the world holds."""
+    for _, slot in sorted(world.slots.items()):
         ring = slot.device.keyring(graph_id_for(sk, slot.member)) if slot.device else None
         key = ring.keys.get(row.e) if ring else None
         if key is not None:
             try:
-                signer = open_record(key, sk, row.record_id, row.n, row.c).get("d")
+                return open_record(key, sk, row.record_id, row.n, row.c).get("d")
             except ValueError:
-                return False
-            return signer in {d for d, _ in revoked}
-    return False
+                return None
+    return None

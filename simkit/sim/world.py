@@ -34,6 +34,7 @@ from simkit.sim.workload import next_write
 
 SETTLE_POLL_S = 5.0
 STABLE_S = 40.0
+DRAIN_CAP_S = 3 * 3600.0  # a world still changing after this is livelocked, not slow
 LAG_SAMPLE_S = 10.0
 REGISTER_ATTEMPTS = 30  # longer than a device's 30 s recheck of keys and key gaps
 
@@ -52,7 +53,6 @@ class DeviceSlot:
     scopes: list[trio.CancelScope] = attrs.Factory(list)  # everything this device is running
     revoked: bool = False
     stolen: bool = False  # revoked, but a thief keeps it running
-    tripwire: "Tripwire | None" = None
 
     @property
     def alive(self) -> bool:
@@ -75,17 +75,18 @@ class _Link:
     tripwire. A fired crash cancels the device's scopes; the checkpoint right after
     delivers that cancellation here, as a dying process stops where it is."""
 
-    def __init__(self, world: "World", slot: DeviceSlot) -> None:
-        self._slot = slot
-        self._transport = world.network.transport(slot.device_id)
+    def __init__(self, world: "World", device_id: str) -> None:
+        self._tripwires = world.tripwires
+        self._device_id = device_id
+        self._transport = world.network.transport(device_id)
 
     async def _trip(self, before: bool) -> None:
-        wire = self._slot.tripwire
+        wire = self._tripwires.get(self._device_id)
         if wire is None or wire.before != before:
             return
         wire.requests -= 1
         if wire.requests <= 0:
-            self._slot.tripwire = None
+            del self._tripwires[self._device_id]
             wire.fire()
             await trio.lowlevel.checkpoint()
 
@@ -116,6 +117,7 @@ class World:
             **spec.client_settings,
         )
         self.slots: dict[str, DeviceSlot] = {}
+        self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
@@ -160,7 +162,7 @@ class World:
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
         slot.device = self.variant.device.create(
-            member, device_id, _Link(self, slot), clock,
+            member, device_id, _Link(self, device_id), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
         self.slots[device_id] = slot
@@ -298,7 +300,7 @@ class World:
             return
         slot.snapshot = slot.device.snapshot()
         slot.device = None
-        slot.tripwire = None
+        self.tripwires.pop(device_id, None)
         for scope in slot.scopes:
             scope.cancel()
         self.note("crash", device_id, what="device-crash")
@@ -310,7 +312,7 @@ class World:
             return
         slot.boots += 1
         slot.device = (device_class or self.variant.device).restore(
-            slot.snapshot, _Link(self, slot), slot.clock,
+            slot.snapshot, _Link(self, device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
         self.note("crash", device_id, what="device-restart", boot=slot.boots)
@@ -456,16 +458,21 @@ class World:
     # -- quiescence -----------------------------------------------------------------------
 
     async def quiesce(self) -> None:
-        """Heal everything, restart whatever is down, then wait until the devices settle."""
+        """Heal everything, restart whatever is down, then wait until the devices settle:
+        until nothing has changed for ``drain_s`` (a world still converging, say one
+        record per page under a tight rate limit, gets the time it needs, up to
+        ``DRAIN_CAP_S``), or it is settled and has been stable for ``STABLE_S``."""
         self.note("fault", "world", what="heal-all")
         self.network.heal()
         self.network.error_window(503, until=trio.current_time())
         for device_id, slot in sorted(self.slots.items()):
             if not slot.alive and not slot.revoked:
                 self.restart(device_id)
-        deadline = trio.current_time() + self.spec.drain_s
-        last, since = None, trio.current_time()
-        while trio.current_time() < deadline:
+        start = since = trio.current_time()
+        last = None
+        while trio.current_time() - since < self.spec.drain_s:
+            if trio.current_time() - start >= DRAIN_CAP_S:
+                break
             for slot in self.alive():
                 slot.device.wake()
             await trio.sleep(SETTLE_POLL_S)
