@@ -66,7 +66,10 @@ async def honour_rotation(device, graph_id: str) -> bool:
         device, graph_id, current
     ):
         return False
-    return await device.rotate(graph_id)
+    rotated = await device.rotate(graph_id)
+    if rotated:
+        device.emit("rotation.honoured", graph_id, waited_ms=waited_ms)
+    return rotated
 
 
 async def _approved_every_holder(device, graph_id: str, current: dict[str, dict]) -> bool:

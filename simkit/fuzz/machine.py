@@ -14,6 +14,7 @@ Each example draws its settings and a swarm (``simkit.fuzz.params``): the rules 
 may use. A variant is fuzzed with ``machine_for(variant, honest=...)``.
 """
 
+from hypothesis import event, target
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -129,10 +130,19 @@ class WorldMachine(RuleBasedStateMachine):
         try:
             self.driver.run(self.world.quiesce)
             violations = self.monitor.final(self.world)
+            self._report_coverage()
             if violations:
                 raise InvariantViolation(violations)
         finally:
             self.driver.close()
+
+    def _report_coverage(self) -> None:
+        """Tell Hypothesis what this example reached: a statistic per behaviour, and a
+        target (more behaviours in one example) that steers generation toward them."""
+        reached = self.world.coverage.reached
+        for name in sorted(reached):
+            event(f"behaviour: {name}")
+        target(float(len(reached)), label="behaviours reached")
 
     # -- the application's users ----------------------------------------------------------
 

@@ -2,9 +2,9 @@
 
 ``Monitor(honest)`` holds one instance of each applicable invariant: ``step()``
 after every step, ``final()`` at quiescence. Both first hand each trace event
-written since the last call to the invariants that observe it (one pass, no
-rescans). Each returns violations naming the invariant, graph, devices, records and
-trace position.
+written since the last call to the invariants that observe it and to the world's
+behaviour coverage (one pass, no rescans). Each returns violations naming the
+invariant, graph, devices, records and trace position.
 """
 
 from simkit.invariants.alarms import BOUND_S, AlarmCompleteness, AlarmSoundness
@@ -54,8 +54,9 @@ class Monitor:
 
     def _observe(self, world) -> list[Violation]:
         out = []
-        observers = self._observers
+        observers, coverage = self._observers, world.coverage
         for event in world.trace.since(self._read):
+            coverage.observe(event)
             for invariant in observers.get(event_key(event), ()):
                 out.extend(invariant.observe(world, event))
         self._read = len(world.trace)

@@ -24,6 +24,7 @@ from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
+from simkit.sim.behaviours import Coverage, relay_labels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.determinism import run_virtual
 from simkit.sim.network import RELAY, Network
@@ -124,6 +125,7 @@ class World:
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
         self.clock = VirtualClock()  # read by checkers between steps, outside Trio
+        self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
         self.relay_up = True
         self._relay_outage = 0
         self._relay_back_at = 0.0
@@ -137,7 +139,7 @@ class World:
         )  # fmt: skip
         self.adversary = MaliciousRelay(self)
         self.network = Network(
-            self.adversary.handle, self.spec.network, self.entropy.fork("network"), self.trace
+            self._serve, self.spec.network, self.entropy.fork("network"), self.trace
         )
 
     def _clock_for(self, device_id: str) -> DeviceClock:
@@ -220,16 +222,27 @@ class World:
             creators = self.followers(sk)
             if creators:
                 device = self.slots[creators[0]].device
+                self.note("event", "schedule", name="Bootstrap", graph=sk, by=device.device_id)
                 await device.bootstrap(graph_id_for(sk, device.member_id))
         for slot in slots:
             await slot.device.sync()
 
     # -- events into the trace ------------------------------------------------------------
 
+    def _serve(self, request):
+        """The relay as the network reaches it (the adversary's wrapper), counting what
+        each answer exercised."""
+        response = self.adversary.handle(request)
+        self.coverage.add(relay_labels(request, response))
+        return response
+
     def _device_event(self, device: Device, event) -> None:
         self.trace.emit(
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
+        if event.kind == "log.alarm":
+            modes = {m.action.mode for m in self.adversary.modes if m.aims_at(device.device_id)}
+            self.coverage.add(f"adversary {mode} detected" for mode in sorted(modes))
 
     def _relay_event(self, event) -> None:
         fields = attrs.asdict(event, recurse=False)
@@ -338,7 +351,7 @@ class World:
             self.host, relay_clock(DEFAULT_EPOCH_MS), self.relay.snapshot(),
             on_event=self._relay_event, **self.spec.relay_settings,
         )  # fmt: skip
-        self.network.restart_relay(self.adversary.handle)
+        self.network.restart_relay(self._serve)
         self.relay_up = True
         self.note("crash", RELAY, what="relay-restart")
 
