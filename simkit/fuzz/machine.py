@@ -23,6 +23,7 @@ from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
 from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor, Violation
+from simkit.sim.forge import HOWS
 from simkit.sim.variant import HONEST, Variant
 
 MAX_LINKS = 2
@@ -315,6 +316,16 @@ class WorldMachine(RuleBasedStateMachine):
             self.links += 1
         self.do(rule="interrupt", ceremony=step, requests=requests, before=before, fault=fault)
 
+    @swarm("rogue")
+    @rule(data=st.data(), record=st.sampled_from(RECORDS), how=st.sampled_from(HOWS))
+    def forge(self, data, record, how):
+        """A member's non-conforming client pushes a sealed record that breaks one
+        receive check: every receiver refuses it."""
+        chosen = self.device_and_graph(data)
+        if chosen is not None:
+            device, graph = chosen
+            self.do(rule="forge", device=device, graph=graph, record=record, how=how)
+
     # -- the directory --------------------------------------------------------------------
 
     @swarm("membership")
@@ -440,6 +451,40 @@ class AdversaryMachine(WorldMachine):
             return
         target = self.pick(data, self.honest_devices(), "target")
         self.do(**self._mode(data, *mode, target))
+
+    @swarm("adversary")
+    @rule(
+        data=st.data(),
+        mode=st.sampled_from(MODES),
+        count=st.sampled_from([1, 70]),
+        merge=st.booleans(),
+    )
+    def attack(self, data, mode, count, merge):
+        """A mode switched on, then what exposes it: another device writes to a graph
+        the target follows (one record, or a checkpoint boundary's worth), time passes,
+        and a fork or rollback may meet the honest history again."""
+        if len(self.honest_devices()) < 2:
+            return
+        target = self.pick(data, self.honest_devices(), "target")
+        shared = [
+            (d, g)
+            for d in self.honest_devices()
+            if d != target
+            for g in self.graphs_of(d)
+            if g in self.graphs_of(target)
+        ]
+        if not shared:
+            return
+        self.do(**self._mode(data, *mode, target))
+        writer, graph = self.pick(data, shared, "writer")
+        if count == 1:
+            self.do(rule="write", device=writer, graph=graph, record="r0", op="edit")
+        else:
+            self.do(rule="burst", device=writer, graph=graph, count=count)
+        self.do(rule="advance", seconds=30)
+        if merge and mode[0] in ("fork", "rollback"):
+            self.do(rule="merge")
+            self.do(rule="advance", seconds=30)
 
     @swarm("adversary")
     @rule()

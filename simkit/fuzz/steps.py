@@ -14,6 +14,7 @@ from simkit.errors import SimkitError
 from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
+from simkit.sim.forge import forged_op
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import Write, plaintext
 from simkit.sim.world import Tripwire
@@ -98,6 +99,28 @@ def _pair(driver, step, index) -> None:
     shown = holder.pairing_code_of(step["device"])
     same = new is not None and shown == new.pairing_code()
     _perform(driver, (S.Approve if same else S.Reject)(step["by"], step["device"], driver.now()))
+
+
+def _forge(driver, step, index) -> None:
+    """A member's buggy or malicious client pushes one sealed record that breaks a
+    receive rule (client rule 2): every receiver must refuse it, never apply it."""
+    world = driver.world
+    slot = world.slots[step["device"]]
+    if slot.device is None:
+        return
+    graph_id = graph_id_for(step["graph"], slot.member)
+
+    async def push():
+        op = forged_op(slot.device, graph_id, step["record"], step["how"])
+        if op is None:
+            return
+        world.forged.add((slot.device.storage_key(graph_id), step["record"], op["rev"]))
+        try:
+            await slot.device.request("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
+        except SimkitError as exc:
+            world.note("event", step["device"], name="app.forge-failed", detail=str(exc))
+
+    driver.run(world.on_device, step["device"], push)
 
 
 # -- blobs ---------------------------------------------------------------------------------
@@ -193,6 +216,8 @@ def _interrupt(driver, step, index) -> None:
     device_id = ceremony.get("device") if ceremony["rule"] in _NEW_DEVICE else ceremony["by"]
 
     def fire():
+        action = _ACTION_NAMES[ceremony["rule"]]
+        world.note("fault", "schedule", name="Interrupt", action=action, fault=step["fault"])
         if step["fault"] == "crash":
             world.crash(device_id)
         else:
@@ -206,6 +231,10 @@ def _interrupt(driver, step, index) -> None:
 
 
 _NEW_DEVICE = ("link", "recover", "invite")
+_ACTION_NAMES = {
+    "link": "LinkDevice", "revoke": "Revoke", "rotate": "Rotate", "recover": "Recover",
+    "invite": "Invite", "steal": "Steal",
+}  # fmt: skip
 
 
 def _perform(driver, action) -> None:
@@ -240,6 +269,7 @@ RULES = {
     "restart": _restart,
     "merge": _merge,
     "interrupt": _interrupt,
+    "forge": _forge,
     "link": _action(lambda s, now: S.LinkDevice(s["member"], s["device"], now)),
     "approve": _action(lambda s, now: S.Approve(s["by"], s["device"], now)),
     "reject": _action(lambda s, now: S.Reject(s["by"], s["device"], now)),

@@ -24,7 +24,7 @@ from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
-from simkit.sim.behaviours import Coverage, relay_labels
+from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.determinism import run_virtual
 from simkit.sim.network import RELAY, Network
@@ -54,6 +54,7 @@ class DeviceSlot:
     scopes: list[trio.CancelScope] = attrs.Factory(list)  # everything this device is running
     revoked: bool = False
     stolen: bool = False  # revoked, but a thief keeps it running
+    registered: bool = False  # the relay has its keys (a crash may come first)
 
     @property
     def alive(self) -> bool:
@@ -119,6 +120,7 @@ class World:
         )
         self.slots: dict[str, DeviceSlot] = {}
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
+        self.forged: set[tuple[str, str, int]] = set()  # (storage key, record, rev) forged
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
@@ -211,6 +213,7 @@ class World:
         slots = [self.new_slot(m, d) for m, ids in sorted(self.spec.devices.items()) for d in ids]
         for slot in slots:
             await slot.device.register()
+            slot.registered = True
         for slot in slots:  # the initial fleet is trusted: pins set at setup
             for other in slots:
                 if other is not slot:
@@ -242,7 +245,7 @@ class World:
         )
         if event.kind == "log.alarm":
             modes = {m.action.mode for m in self.adversary.modes if m.aims_at(device.device_id)}
-            self.coverage.add(f"adversary {mode} detected" for mode in sorted(modes))
+            self.coverage.add(f"adversary {m} detected" for m in sorted(modes) if m in DETECTABLE)
 
     def _relay_event(self, event) -> None:
         fields = attrs.asdict(event, recurse=False)
@@ -296,6 +299,7 @@ class World:
                 await trio.sleep(10)
         else:
             await slot.device.register()
+        slot.registered = True
         self.subscribe(slot)
         self._start(slot)
 
@@ -329,6 +333,9 @@ class World:
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
         self.note("crash", device_id, what="device-restart", boot=slot.boots)
+        if not slot.registered:  # it crashed before the relay had its keys: the app retries
+            self._nursery.start_soon(self.on_device, device_id, lambda: self.bring_online(slot))
+            return
         self.subscribe(slot)
         self._start(slot)
 
