@@ -56,9 +56,13 @@ def load_variant(ref: str, reproducer: str | Path | None = None) -> Variant:
         found = sorted(k for k, v in vars(module).items() if isinstance(v, Variant))
         listed = f"the Variants it defines: {', '.join(found)}" if found else "it defines none"
         raise VariantError(f"{where}: {source} has no Variant named {name!r} ({listed})")
+    if isinstance(variant, type) and issubclass(variant, Relay | Device):
+        role = "relay" if issubclass(variant, Relay) else "device"
+        kind, fix = "class", f'wrap it: a_name = Variant("name", "what changes", {role}={name})'
+    else:
+        kind, fix = type(variant).__name__, "a Variant wraps a Relay or Device subclass"
     raise VariantError(
-        f"{where}: {name!r} in {source} is a {type(variant).__name__}, not a Variant; "
-        f"wrap your Relay or Device subclass: {name} = Variant(...) (docs/variants.md)"
+        f"{where}: {name!r} in {source} is a {kind}, not a Variant; {fix} (docs/variants.md)"
     )
 
 
