@@ -92,6 +92,8 @@ def fuzz(
     stops with the best reproducer so far. Otherwise print examples run, steps per
     second and the invariants checked.
     """
+    from pathlib import Path
+
     from simkit.fuzz.runner import SHRINK_CAP_S
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.sim.variant import HONEST, load_variant
@@ -103,6 +105,8 @@ def fuzz(
         )
     variant = load_variant(variant_ref) if variant_ref else HONEST
     path = out or f"simkit-repro-{variant.name}-{seed}.json"
+    if not Path(path).resolve().parent.is_dir():
+        raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
     budget = f"{seconds:g} s" + (f" + {shrink_seconds:g} s to shrink" if shrink_seconds else "")
     click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
     status = _Status()

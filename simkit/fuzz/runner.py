@@ -76,7 +76,7 @@ class FuzzResult:
     examples: int = 0  # examples run before the first violation
     steps: int = 0  # steps run in every example (search and shrinking)
     seconds: float = 0.0
-    invariants: list[str] = attrs.Factory(list)
+    invariants: list[str] = attrs.Factory(list)  # those the machines that ran check
     found_after: float | None = None  # seconds until an invariant first broke
     first_steps: int | None = None  # steps of that first failing run (before shrinking)
     shrink_attempts: int = 0  # examples run while shrinking
@@ -109,7 +109,7 @@ def fuzz(
     stops the run as Ctrl-C does); ``written`` each time ``result.reproducer``, the
     best failing run so far, was written to ``out``.
     """
-    result = FuzzResult(invariants=sorted({*Monitor(True).names, *Monitor(False).names}))
+    result = FuzzResult()
     budget = Budget(seconds, shrink_seconds, shrink_attempts)
     session = _Session(result, budget, variant_ref, out, progress, written)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
@@ -146,6 +146,7 @@ def fuzz(
                 result.shrinking = "done" if shrink else "off"
                 break
     result.seconds = wall_clock() - session.start
+    result.invariants = sorted({name for honest in session.ran for name in Monitor(honest).names})
     return result
 
 
@@ -163,15 +164,17 @@ class _Session:
         self.limit: str | None = None  # the limit that stopped shrinking
         self.best_steps = math.inf
         self.ctrl_c = False
+        self.ran: set[bool] = set()  # machine.honest of the machines that ran an example
 
     def observe(self, inner, machine: type[WorldMachine]):
         """Wrap Hypothesis's test function (its ``inner_test`` hook) to check the
         budget before each example and keep each failing run."""
 
-        @functools.wraps(inner)  # keeps the machine's key in Hypothesis's database
+        @functools.wraps(inner)  # Hypothesis reads the test's name and signature
         def example(*args, **kwargs):
             machine.last = None
             self.before_example()
+            self.ran.add(machine.honest)
             try:
                 inner(*args, **kwargs)
             except HypothesisException:
@@ -186,7 +189,7 @@ class _Session:
 
     def before_example(self) -> None:
         if current_build_context().is_final:
-            return  # Hypothesis replays its shrunk example to report it: let it
+            return  # Hypothesis replays its shrunk example to report it: let it run
         result, now = self.result, wall_clock()
         result.seconds = now - self.start
         if self.ctrl_c:
