@@ -43,15 +43,23 @@ def vectors() -> None:
 @click.option(
     "--time",
     "seconds",
-    type=float,
+    type=click.FloatRange(min=0, min_open=True),
     default=60.0,
     show_default=True,
-    help="Wall-clock budget in seconds.",
+    help="Wall-clock budget in seconds, for the search and the shrinking of a failure.",
+)
+@click.option(
+    "--shrink-time",
+    "shrink_seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Give shrinking its own budget: seconds from the first violation "
+    "(default: what is left of --time).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fuzz session.")
 @click.option(
     "--max-steps",
-    type=int,
+    type=click.IntRange(min=1),
     default=25,
     show_default=True,
     help="Steps per example (Hypothesis shrinks failures below it).",
@@ -59,8 +67,9 @@ def vectors() -> None:
 @click.option(
     "--variant",
     "variant_ref",
-    metavar="MODULE:NAME",
-    help="Fuzz a protocol variant (docs/variants.md) instead of the honest stack.",
+    metavar="MODULE:NAME|PATH.py:NAME",
+    help="Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
+    "MODULE is looked up in the current directory first.",
 )
 @click.option(
     "--out",
@@ -69,53 +78,135 @@ def vectors() -> None:
     help="Reproducer path (default: simkit-repro-<variant>-<seed>.json).",
 )
 def fuzz(
-    seconds: float, seed: int, max_steps: int, variant_ref: str | None, out: str | None
+    seconds: float,
+    shrink_seconds: float | None,
+    seed: int,
+    max_steps: int,
+    variant_ref: str | None,
+    out: str | None,
 ) -> None:
-    """Run the state machines until the time budget ends or an invariant breaks.
+    """Run the state machines until the budget ends or an invariant breaks.
 
-    On a violation: print the shrunk steps, write a reproducer (JSON) and exit 1.
-    Otherwise print examples run, steps per second and the invariants checked.
+    On a violation: write a reproducer at once (JSON), overwrite it as shrinking
+    finds shorter failing runs, print the shortest one's steps and exit 1. Ctrl-C
+    stops with the best reproducer so far. Otherwise print examples run, steps per
+    second and the invariants checked.
     """
+    from pathlib import Path
+
+    from simkit.fuzz.runner import SHRINK_CAP_S
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.sim.variant import HONEST, load_variant
 
+    if shrink_seconds is not None and shrink_seconds > SHRINK_CAP_S:
+        raise click.BadParameter(
+            f"at most {SHRINK_CAP_S:g} s (Hypothesis gives up shrinking after 300 s)",
+            param_hint="--shrink-time",
+        )
     variant = load_variant(variant_ref) if variant_ref else HONEST
-    click.echo(f"fuzzing {variant.name} ({variant.description}) for {seconds:g} s, seed {seed}")
+    path = out or f"simkit-repro-{variant.name}-{seed}.json"
+    if not Path(path).resolve().parent.is_dir():
+        raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
+    budget = f"{seconds:g} s" + (f" + {shrink_seconds:g} s to shrink" if shrink_seconds else "")
+    click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
+    status = _Status()
 
     def progress(result) -> None:
-        rate = result.steps / result.seconds if result.seconds else 0
-        click.echo(
-            f"\r  {result.seconds:6.1f} s  {result.examples} examples  {result.steps} steps  "
-            f"{rate:,.0f} steps/s",
-            err=True,
-            nl=False,
-        )
+        if result.found_after is None:
+            rate = result.steps / result.seconds if result.seconds else 0
+            status.show(
+                f"{result.seconds:6.1f} s  {result.examples} examples  {result.steps} steps  "
+                f"{rate:,.0f} steps/s"
+            )
+        elif result.reproducer is not None:
+            best = result.reproducer
+            invariant = best.violations[0]["invariant"] if best.violations else "crash"
+            status.show(
+                f"shrinking {result.seconds - result.found_after:6.1f} s: "
+                f"{len(best.steps)} steps left (from {result.first_steps}), {invariant}, "
+                f"{result.shrink_attempts} attempts"
+            )
+
+    def written(result) -> None:
+        if not status.announced:  # the first failing run, unshrunk
+            status.announced = True
+            status.line(
+                f"violation after {result.found_after:.1f} s ({result.first_steps} steps): "
+                f"reproducer written to {path}; shrinking it (Ctrl-C stops with the best so far)"
+            )
 
     result = run_fuzz(
-        variant, seconds=seconds, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
-        progress=progress,
+        variant, seconds=seconds, shrink_seconds=shrink_seconds, seed=seed,
+        max_steps=max_steps, variant_ref=variant_ref, out=path, progress=progress,
+        written=written,
     )  # fmt: skip
-    click.echo("", err=True)
+    status.end()
     if result.failure is None:
         rate = result.steps / result.seconds if result.seconds else 0
         click.echo(
+            f"{'interrupted (Ctrl-C): ' if result.interrupted else ''}"
             f"no violation: {result.examples} examples, {result.steps} steps, "
             f"{rate:,.0f} steps/s in {result.seconds:.1f} s"
         )
         click.echo("invariants checked: " + ", ".join(result.invariants))
         _print_coverage(result.coverage)
-        return
-    click.echo(f"VIOLATION after {result.found_after or result.seconds:.1f} s "
-               f"(shrunk in {result.seconds:.1f} s total):")  # fmt: skip
-    click.echo(result.failure)
-    if result.reproducer is not None:
-        click.echo(f"shrunk steps ({len(result.reproducer.steps)}):")
-        for index, step in enumerate(result.reproducer.steps):
-            click.echo(f"  {index:3d}  {json.dumps(step)}")
-        path = out or f"simkit-repro-{variant.name}-{seed}.json"
-        result.reproducer.write(path)
-        click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
+        sys.exit(130 if result.interrupted else 0)
+    _report_violation(result, path, shrink_seconds)
     sys.exit(1)
+
+
+class _Status:
+    """One status line on stderr, rewritten in place; full lines go to stdout."""
+
+    def __init__(self) -> None:
+        self.width = 0
+        self.announced = False
+
+    def show(self, text: str) -> None:
+        click.echo(f"\r  {text:<{self.width}}", err=True, nl=False)
+        self.width = max(self.width, len(text))
+
+    def end(self) -> None:
+        if self.width:
+            click.echo("", err=True)
+            self.width = 0
+
+    def line(self, text: str) -> None:
+        self.end()
+        click.echo(text)
+
+
+def _report_violation(result, path: str, shrink_seconds: float | None) -> None:
+    from simkit.fuzz.runner import SHRINK_CAP_S
+
+    best = result.reproducer
+    took = (
+        f"after {result.seconds - result.found_after:.1f} s and "
+        f"{result.shrink_attempts} attempt{'s' * (result.shrink_attempts != 1)}"
+    )
+    kept = "the reproducer holds the shortest failing run found"
+    budget = "--shrink-time" if shrink_seconds else "--time"
+    ended = {
+        "done": f"shrunk {took}",
+        "off": "not shrunk",
+        "budget": f"shrinking cut off by the {budget} budget {took}: {kept}; "
+        "give shrinking more time with --shrink-time SECONDS",
+        "cap": f"shrinking stopped at its {SHRINK_CAP_S:g} s limit {took}: {kept}",
+        "attempts": f"shrinking cut off {took}: {kept}",
+        "interrupted": f"shrinking was interrupted (Ctrl-C) {took}: {kept}",
+    }[result.shrinking]
+    click.echo(
+        f"VIOLATION after {result.found_after:.1f} s in a run of {result.first_steps} steps; "
+        f"{ended}"
+    )
+    click.echo(result.failure)
+    if best is None:
+        click.echo("no reproducer: the run broke before its world was built")
+        return
+    click.echo(f"steps ({len(best.steps)}):")
+    for index, step in enumerate(best.steps):
+        click.echo(f"  {index:3d}  {json.dumps(step)}")
+    click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
 
 
 def _print_coverage(coverage) -> None:
