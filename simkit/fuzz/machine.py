@@ -72,6 +72,7 @@ class WorldMachine(RuleBasedStateMachine):
         self.steps: list[dict] = []
         self.monitor = Monitor(self.honest)
         self.links = 0
+        self._checked_setup = False
         self.blobs: list[tuple[str, str]] = []  # (graph, blob ID) uploaded so far
         type(self).last = self
 
@@ -90,8 +91,16 @@ class WorldMachine(RuleBasedStateMachine):
         self.driver = WorldDriver(params.spec(), self.variant)
 
     def do(self, **step) -> None:
+        """Record and apply one step, then check the invariants, exactly as ``replay``
+        does (a rule may take several steps; a rule that takes none checks nothing)."""
         self.steps.append(step)
         apply_step(self.driver, step, len(self.steps) - 1)
+        self._check()
+
+    def _check(self) -> None:
+        violations = self.monitor.step(self.world)
+        if violations:
+            raise InvariantViolation(violations)
 
     def alive(self) -> list[str]:
         """Devices that run (a stolen device counts: the thief runs it)."""
@@ -120,10 +129,10 @@ class WorldMachine(RuleBasedStateMachine):
 
     @invariant()
     def invariants_hold(self) -> None:
-        if self.driver is not None:
-            violations = self.monitor.step(self.world)
-            if violations:
-                raise InvariantViolation(violations)
+        """The world as set up, before any step (each step checks itself in ``do``)."""
+        if self.driver is not None and not self.steps and not self._checked_setup:
+            self._checked_setup = True
+            self._check()
 
     def teardown(self) -> None:
         if self.driver is None:
