@@ -18,6 +18,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import get_state_machine_test
 
 from simkit.bench import wall_clock
+from simkit.errors import describe
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
 from simkit.invariants import Monitor
@@ -103,7 +104,7 @@ def fuzz(
             result.failure = str(exc)
             _keep(result, machine, variant_ref, honest, exc)
         except Exception as exc:  # a crash in the stack under test is a finding too
-            result.failure = f"{type(exc).__name__}: {exc}"
+            result.failure = describe(exc)
             _keep(result, machine, variant_ref, honest, None)
         chunk += 1
         result.seconds = wall_clock() - start

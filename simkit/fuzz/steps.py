@@ -5,11 +5,12 @@ so a reproducer's step list reruns exactly what the fuzzer did.
 """
 
 import functools
+import json
 
 import attrs
 import trio
 
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
 from simkit.sim.network import NetworkProfile
@@ -21,7 +22,7 @@ GRAPHS = ("g:team", "u:alice", "d:alice:bob")
 RECORDS = ("r0", "r1", "r2", "r3")
 
 
-class StepError(SimkitError, ValueError):
+class StepError(InputError):
     """A step names an unknown rule or misses a field."""
 
 
@@ -80,8 +81,13 @@ def apply_step(driver, step: dict, index: int) -> None:
                 driver.run(_refresh, [s.device for _, s in sorted(world.slots.items())])
         else:
             raise StepError(f"step {index}: unknown rule {rule!r}")
-    except KeyError as exc:
-        raise StepError(f"step {index} ({rule}): missing field {exc}") from None
+    except Exception as exc:
+        if exc is not driver.failure:  # the step, not the world, is wrong
+            if isinstance(exc, KeyError):
+                raise StepError(f"step {index} ({rule}): missing field {exc}") from None
+            raise
+        exc.add_note(f"during fuzz step {index}: {json.dumps(step)}")
+        raise
 
 
 async def _refresh(devices) -> None:

@@ -1,0 +1,70 @@
+"""What a user sees when code inside a simulated world raises: the original exception,
+never an exception group, with notes that say where in the world it happened.
+
+Trio (0.25 and later) wraps whatever escapes a nursery in an ``ExceptionGroup``, and
+a world nests nurseries (network, world, device), so a ``KeyError`` in a device's
+sync would surface three groups deep. simkit unwraps at the two places it calls
+``trio.run`` (``run_virtual`` and the fuzz ``WorldDriver``): a single exception is
+re-raised as itself, several become one ``WorldErrors`` listing each. On the way
+out each exception gets notes (``add_note``, shown under its traceback and by the
+command line): the task it escaped from (a device, a timer, the schedule), the
+virtual time, and the world's seed; the fuzz steps add the step.
+"""
+
+import contextlib
+import reprlib
+from collections.abc import Iterator
+
+import trio
+
+from simkit.errors import WorldErrors
+
+
+@contextlib.contextmanager
+def in_task(what: str) -> Iterator[None]:
+    """Note which task of the world an exception escaped from, and when."""
+    try:
+        yield
+    except Exception as exc:
+        exc.add_note(f"in {what} at virtual time {trio.current_time():.3f} s")
+        raise
+
+
+def timer_name(fn: object, args: tuple) -> str:
+    """A timer as a person reads it: the function and its arguments, shortened."""
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    return f"the timer {name}{reprlib.repr(args) if args else '()'}"
+
+
+def _leaves(exc: BaseException, notes: tuple[str, ...] = ()) -> Iterator[BaseException]:
+    """The exceptions inside (nested) groups, each given its groups' notes."""
+    if isinstance(exc, BaseExceptionGroup):
+        inherited = (*notes, *getattr(exc, "__notes__", ()))
+        for inner in exc.exceptions:
+            yield from _leaves(inner, inherited)
+        return
+    for note in notes:
+        if note not in getattr(exc, "__notes__", ()):
+            exc.add_note(note)
+    yield exc
+
+
+def surfaced(exc: BaseException, where: str) -> BaseException:
+    """The exception to raise to the user for ``exc``, which escaped a world: itself
+    (or its only leaf) with a note naming ``where``, or ``WorldErrors`` for several.
+    A ``KeyboardInterrupt`` anywhere inside wins: the user asked to stop."""
+    leaves = [leaf for leaf in _leaves(exc) if not isinstance(leaf, trio.Cancelled)]
+    for leaf in leaves:
+        if not isinstance(leaf, Exception):
+            return leaf
+    if not leaves:
+        return exc
+    for leaf in leaves:
+        leaf.add_note(f"raised inside the simulated world ({where})")
+    return leaves[0] if len(leaves) == 1 else WorldErrors(leaves)
+
+
+async def task(what: str, async_fn, *args) -> None:
+    """Run ``async_fn(*args)`` as a task of the world that ``in_task`` names ``what``."""
+    with in_task(what):
+        await async_fn(*args)
