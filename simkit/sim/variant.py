@@ -10,11 +10,11 @@ import importlib
 import attrs
 
 from simkit.client import Device
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 from simkit.relay import Relay
 
 
-class VariantError(SimkitError, ValueError):
+class VariantError(InputError):
     """``--variant`` does not name a Variant."""
 
 
