@@ -19,6 +19,7 @@ EVENT_KINDS = (
     "record.restamped",
     "log.alarm",
     "device.approved",
+    "sync.stopped",
 )
 
 

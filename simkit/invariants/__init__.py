@@ -12,6 +12,7 @@ from simkit.invariants.convergence import Convergence, LastWriteWins, NoLostWrit
 from simkit.invariants.epochs import Epochs, KeyWraps
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
+from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import Revocation
 
 ALL = (
@@ -26,6 +27,7 @@ ALL = (
     AlarmCompleteness,
     Liveness,
     Revocation,
+    Paging,
 )
 NAMES = tuple(cls.name for cls in ALL)
 
