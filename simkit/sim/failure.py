@@ -22,11 +22,15 @@ from simkit.errors import WorldErrors
 
 @contextlib.contextmanager
 def in_task(what: str) -> Iterator[None]:
-    """Note which task of the world an exception escaped from, and when."""
+    """Note which task of the world an exception escaped from, and when. The note goes
+    on each exception inside a group, where it survives however Trio regroups them."""
     try:
         yield
-    except Exception as exc:
-        exc.add_note(f"in {what} at virtual time {trio.current_time():.3f} s")
+    except BaseException as exc:
+        note = f"in {what} at virtual time {trio.current_time():.3f} s"
+        for leaf in _leaves(exc):
+            if not isinstance(leaf, trio.Cancelled):
+                leaf.add_note(note)
         raise
 
 
@@ -36,17 +40,13 @@ def timer_name(fn: object, args: tuple) -> str:
     return f"the timer {name}{reprlib.repr(args) if args else '()'}"
 
 
-def _leaves(exc: BaseException, notes: tuple[str, ...] = ()) -> Iterator[BaseException]:
-    """The exceptions inside (nested) groups, each given its groups' notes."""
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    """The exceptions inside (nested) groups, or ``exc`` itself."""
     if isinstance(exc, BaseExceptionGroup):
-        inherited = (*notes, *getattr(exc, "__notes__", ()))
         for inner in exc.exceptions:
-            yield from _leaves(inner, inherited)
-        return
-    for note in notes:
-        if note not in getattr(exc, "__notes__", ()):
-            exc.add_note(note)
-    yield exc
+            yield from _leaves(inner)
+    else:
+        yield exc
 
 
 def surfaced(exc: BaseException, where: str) -> BaseException:
@@ -61,7 +61,11 @@ def surfaced(exc: BaseException, where: str) -> BaseException:
         return exc
     for leaf in leaves:
         leaf.add_note(f"raised inside the simulated world ({where})")
-    return leaves[0] if len(leaves) == 1 else WorldErrors(leaves)
+    if len(leaves) == 1:
+        return leaves[0]
+    several = WorldErrors(leaves)
+    several.__cause__ = exc  # every traceback, for ``--debug`` and the library's caller
+    return several
 
 
 async def task(what: str, async_fn, *args) -> None:

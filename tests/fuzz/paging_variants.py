@@ -16,14 +16,31 @@ def _more(response):
     return json_response(response.status, {**response.json(), "more": True})
 
 
-class EndlessMore(Relay):
+class EndlessLog(Relay):
+    """Every log page says ``more``, the last (empty) one too; pull is honest."""
+
+    def _log(self, call):
+        return _more(super()._log(call))
+
+
+class EndlessMore(EndlessLog):
     """Every pull and log page says ``more``, the last (empty) one too."""
 
     def _pull(self, call):
         return _more(super()._pull(call))
 
-    def _log(self, call):
-        return _more(super()._log(call))
+
+class CreepingCursor(Relay):
+    """Every pull page says ``more`` and moves the cursor at least one past ``after``:
+    each page advances, yet the pull never ends."""
+
+    def _pull(self, call):
+        response = super()._pull(call)
+        if response.status != 200:
+            return response
+        after, _ = self._page(call)
+        body = response.json()
+        return json_response(200, {**body, "cursor": max(body["cursor"], after + 1), "more": True})
 
 
 class StuckCursor(Relay):
