@@ -1,22 +1,89 @@
-"""The ``simkit`` command. Thin: it parses arguments and wires the layers together."""
+"""The ``simkit`` command. Thin: it parses arguments and wires the layers together.
+
+Exit codes, the same for every command (README, "Exit codes"): 0 everything held,
+1 a finding (a violation, a failed expectation) or an internal error, 2 a usage or
+input error.
+"""
 
 import json
+import shlex
 import sys
+import traceback
 
 import click
 
 from simkit import __version__
-from simkit.errors import SimkitError
+from simkit.errors import InputError, describe
+
+_DEBUG, _ARGV, _RERUN = "simkit.debug", "simkit.argv", "simkit.rerun"
+
+
+class InputProblem(click.ClickException):
+    """An ``InputError``: one line naming the file or option and the rule, exit 2."""
+
+    exit_code = 2
+
+
+class InternalError(click.ClickException):
+    """An exception from inside simkit or the stack it runs (not the user's input):
+    a short message with the notes that say where in the world it was raised, and
+    the command to rerun; the full traceback only under ``--debug``. Exit 1."""
+
+    exit_code = 1
+
+    def __init__(self, exc: Exception, rerun: str, debug: bool) -> None:
+        super().__init__(describe(exc))
+        self.exc, self.rerun, self.debug = exc, rerun, debug
+
+    def show(self, file=None) -> None:
+        if self.debug:
+            click.echo("".join(traceback.format_exception(self.exc)), err=True, nl=False)
+            click.echo(f"internal error (traceback above); rerun: {self.rerun}", err=True)
+            return
+        click.echo(f"internal error: {self.message}", err=True)
+        click.echo(f"rerun with the full traceback: {self.rerun} --debug", err=True)
 
 
 class Commands(click.Group):
-    """Every simkit error becomes a one-line message and exit status 1, never a traceback."""
+    """Input errors become one line and exit 2; any other exception becomes an
+    ``InternalError`` (exit 1), never a bare traceback."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGV] = list(args)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except SimkitError as exc:
-            raise click.ClickException(str(exc)) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except InputError as exc:
+            raise InputProblem(str(exc)) from None
+        except Exception as exc:
+            rerun = ctx.meta.get(_RERUN) or shlex.join(["simkit", *ctx.meta.get(_ARGV, [])])
+            raise InternalError(exc, rerun, ctx.meta.get(_DEBUG, False)) from None
+
+
+def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[_DEBUG] = True
+
+
+def debug_option(command):
+    """``--debug`` on a command: an internal error prints its full traceback."""
+    return click.option(
+        "--debug",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_debug,
+        help="On an internal error, print the full traceback.",
+    )(command)
+
+
+def rerun_with(command: str) -> None:
+    """Name the command that reproduces an internal error raised from here on."""
+    click.get_current_context().meta[_RERUN] = command
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,6 +94,7 @@ def main() -> None:
 
 
 @main.command()
+@debug_option
 def vectors() -> None:
     """Print every byte-exact construction computed on fixed inputs (JSON).
 
@@ -40,6 +108,7 @@ def vectors() -> None:
 
 
 @main.command()
+@debug_option
 @click.option(
     "--time",
     "seconds",
@@ -220,11 +289,13 @@ def _print_coverage(coverage) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("file", type=click.Path(dir_okay=False))
 def replay(file: str) -> None:
     """Rerun a reproducer exactly and say which invariant failed where.
 
-    Exits 1 when an invariant fails (the reproducer reproduces), 0 otherwise.
+    Exits 1 when an invariant fails (the reproducer reproduces), 0 when none does,
+    2 when the file is missing or broken.
     """
     from simkit.fuzz.reproducer import Reproducer
     from simkit.fuzz.reproducer import replay as run_replay
@@ -249,6 +320,7 @@ def replay(file: str) -> None:
 
 
 @main.command("list")
+@debug_option
 @click.argument("path", type=click.Path(exists=True), default="scenarios")
 def list_scenarios(path: str) -> None:
     """List the scenario library, one line each."""
@@ -261,6 +333,7 @@ def list_scenarios(path: str) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--seed", type=int, default=None, help="Run with this seed instead of the file's.")
 @click.option(
@@ -286,6 +359,9 @@ def run(path: str, seed: int | None, report_dir: str | None, as_json: bool) -> N
         scenarios, label="scenarios", file=sys.stderr, item_show_func=lambda s: s and s.name
     ) as bar:
         for scenario in bar:
+            rerun_with(
+                shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
+            )
             result = run_scenario(scenario)
             results.append(result)
             if report_dir:
@@ -326,6 +402,7 @@ def _print_table(results) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("trace", type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--out",
@@ -350,6 +427,7 @@ BENCH_GROUPS = ("crypto", "relay", "sim", "fuzz")
 
 
 @main.command()
+@debug_option
 @click.argument("group", type=click.Choice([*BENCH_GROUPS, "all"]), default="all")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Also write JSON here.")
 @click.option("--quick", is_flag=True, help="Shorter measurements (rougher figures).")

@@ -33,6 +33,7 @@ EVENT_KINDS = (
     "log.ok",
     "log.anchored",
     "rotation.honoured",
+    "sync.stopped",
 )
 
 

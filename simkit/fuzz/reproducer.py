@@ -17,14 +17,14 @@ from pathlib import Path
 import attrs
 
 from simkit import __version__
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
 from simkit.sim.variant import HONEST, load_variant, ref_relative_to, ref_resolved_from
 
 
-class ReproducerError(SimkitError, ValueError):
+class ReproducerError(InputError):
     """A reproducer file is missing, unreadable, or lacks a field."""
 
 

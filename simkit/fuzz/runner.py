@@ -33,6 +33,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.stateful import get_state_machine_test
 
 from simkit.bench import wall_clock
+from simkit.errors import describe
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
 from simkit.invariants import Monitor
@@ -227,7 +228,7 @@ class _Session:
         self.best_steps = steps
         first = _first_failure(exc)
         violations = first.violations if isinstance(first, InvariantViolation) else ()
-        result.failure = str(first) if violations else f"{type(first).__name__}: {first}"
+        result.failure = str(first) if violations else describe(first)
         if machine is None or machine.params is None:
             return  # it broke before its world existed: nothing to replay
         result.reproducer = Reproducer(

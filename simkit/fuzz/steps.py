@@ -6,11 +6,12 @@ small function; ``RULES`` maps a step's ``rule`` to it.
 """
 
 import functools
+import json
 
 import trio
 
 from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
-from simkit.errors import SimkitError
+from simkit.errors import InputError, SimkitError
 from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
@@ -22,7 +23,7 @@ from simkit.sim.world import Tripwire
 __all__ = ["MEMBERS", "RULES", "StepError", "WorldParams", "apply_step"]
 
 
-class StepError(SimkitError, ValueError):
+class StepError(InputError):
     """A step names an unknown rule or misses a field."""
 
 
@@ -34,8 +35,13 @@ def apply_step(driver, step: dict, index: int) -> None:
         raise StepError(f"step {index}: unknown rule {rule!r}")
     try:
         do(driver, step, index)
-    except KeyError as exc:
-        raise StepError(f"step {index} ({rule}): missing field {exc}") from None
+    except Exception as exc:
+        if exc is not driver.failure:  # the step, not the world, is wrong
+            if isinstance(exc, KeyError):
+                raise StepError(f"step {index} ({rule}): missing field {exc}") from None
+            raise
+        exc.add_note(f"during fuzz step {index}: {json.dumps(step)}")
+        raise
 
 
 # -- the application's users -------------------------------------------------------------

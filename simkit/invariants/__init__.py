@@ -16,6 +16,7 @@ from simkit.invariants.epochs import Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
+from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
 
 ALL = (
@@ -34,6 +35,7 @@ ALL = (
     PostRevocationConfidentiality,
     BlobPolicies,
     Forgery,
+    Paging,
 )
 NAMES = tuple(cls.name for cls in ALL)
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import attrs
 
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 from simkit.relay import RateLimit, RelaySettings
 from simkit.sim import spec as S
 from simkit.sim.adversary import MODES
 from simkit.sim.network import Latency, NetworkProfile
 
 
-class ScenarioError(SimkitError, ValueError):
+class ScenarioError(InputError):
     """A scenario file breaks the format (the message names file, key and expectation)."""
 
 

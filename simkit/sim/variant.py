@@ -18,11 +18,11 @@ from types import ModuleType
 import attrs
 
 from simkit.client import Device
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 from simkit.relay import Relay
 
 
-class VariantError(SimkitError, ValueError):
+class VariantError(InputError):
     """A variant reference does not name a Variant."""
 
 

@@ -27,6 +27,7 @@ from simkit.sim.adversary import MaliciousRelay
 from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.determinism import run_virtual
+from simkit.sim.failure import task
 from simkit.sim.network import RELAY, Network
 from simkit.sim.schedule import perform
 from simkit.sim.trace import Trace
@@ -263,7 +264,7 @@ class World:
     # -- device lifecycles ----------------------------------------------------------------
 
     def _start(self, slot: DeviceSlot) -> None:
-        self._nursery.start_soon(self._device_task, slot)
+        self._nursery.start_soon(task, f"device {slot.device_id}", self._device_task, slot)
 
     async def _device_task(self, slot: DeviceSlot) -> None:
         async def run() -> None:
@@ -375,8 +376,8 @@ class World:
                 self._nursery = nursery
                 for _, slot in sorted(self.slots.items()):
                     self._start(slot)
-                nursery.start_soon(self._sweeper)
-                nursery.start_soon(self._sample_lag)
+                nursery.start_soon(task, "the relay's sweeper", self._sweeper)
+                nursery.start_soon(task, "the lag sampler and monitor", self._sample_lag)
                 for action in self.spec.schedule:
                     self.network.call_at(action.at, perform, self, action)
                 try:
@@ -392,7 +393,7 @@ class World:
             with trio.move_on_after(writing_for):
                 async with trio.open_nursery() as writing:
                     for device_id in self._writers():
-                        writing.start_soon(self._writer, device_id)
+                        writing.start_soon(task, f"{device_id}'s writer", self._writer, device_id)
             await trio.sleep_until(self.spec.duration_s)
             await self.quiesce()
             if self.monitor is not None:
@@ -450,7 +451,10 @@ class World:
             self.apply(device_id, write)
             if w.blobs and draws.random() < w.blobs:
                 policy = w.blob_policies[draws.randbelow(len(w.blob_policies))]
-                self._nursery.start_soon(self._upload, slot, write.graph_id, serial, policy)
+                what = f"{device_id}'s blob upload"
+                self._nursery.start_soon(
+                    task, what, self._upload, slot, write.graph_id, serial, policy
+                )
 
     def apply(self, device_id: str, write) -> dict:
         """Do an application write on a device and trace it with the rev it got."""
@@ -473,7 +477,7 @@ class World:
 
     def spawn(self, async_fn, *args) -> None:
         """Run a ceremony as its own task (scheduled actions must not block the timer)."""
-        self._nursery.start_soon(async_fn, *args)
+        self._nursery.start_soon(task, f"the ceremony {async_fn.__qualname__}", async_fn, *args)
 
     # -- quiescence -----------------------------------------------------------------------
 

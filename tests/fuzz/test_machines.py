@@ -61,9 +61,9 @@ def test_bad_variant_and_missing_reproducer_are_one_line_errors():
     runner = CliRunner()
     bad = runner.invoke(main, ["fuzz", "--variant", "no_such_module:x", "--time", "1"])
     assert (
-        bad.exit_code == 1
+        bad.exit_code == 2
         and "no module no_such_module" in bad.output
         and "Traceback" not in bad.output
     )
     missing = runner.invoke(main, ["replay", "/no/such/file.json"])
-    assert missing.exit_code == 1 and "cannot read" in missing.output
+    assert missing.exit_code == 2 and "cannot read" in missing.output
