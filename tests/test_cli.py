@@ -73,7 +73,7 @@ def test_replay_exits_1_when_the_reproducer_still_fails(tmp_path):
         (["fuzz", "--time", "-5"], "--time"),
         (["fuzz", "--time", "0"], "--time"),
         (["fuzz", "--max-steps", "0"], "--max-steps"),
-        (["fuzz", "--variant", "no_such_module:x", "--time", "1"], "cannot import"),
+        (["fuzz", "--variant", "no_such_module:x", "--time", "1"], "no module no_such_module"),
         (["fuzz", "--variant", "nocolon", "--time", "1"], "MODULE:NAME"),
         (["replay", "/no/such/file.json"], "cannot read"),
         (["run", "/no/such/scenario.toml"], "does not exist"),
