@@ -1,11 +1,14 @@
 """The trace: what happened in a world, in order, as data that invariants, reports
 and replay read.
 
-Every event has the same six members (``seq``, virtual time ``t``, ``kind``,
-``actor``, the actor's own clock reading ``clock_ms``, and free ``fields``) and is
-serialised as one canonicalJson line. The trace hash is SHA-256 over those lines,
-so it equals the SHA-256 of the JSON Lines dump, and it is a pure function of the
-events: canonicalJson sorts keys, and refuses sets, whose order differs per process.
+Every event has the same six members (``seq``, virtual time in whole microseconds
+``t_us``, ``kind``, ``actor``, the actor's own clock reading ``clock_ms``, and free
+``fields``) and is serialised as one canonicalJson line. The trace hash is SHA-256
+over those lines, so it equals the SHA-256 of the JSON Lines dump, and it is a pure
+function of the events: canonicalJson sorts keys, and refuses sets, whose order
+differs per process. Time is an integer so that an event without floats in its
+fields (nearly all) is encoded by the C encoder: canonicalJson's JavaScript-exact
+walk, which floats need, cost more than half a fuzz run (docs/performance.md).
 
 ``emit`` is on the hot path, so it only appends; lines are encoded when something
 asks for the hash or a dump, and each line is hashed once.
@@ -27,7 +30,7 @@ KINDS = frozenset({"request", "response", "delivery", "fault", "crash", "event",
 relay (or a poke reached a device); fault: something the network or a fault schedule
 did; crash: a crash or restart; event: a client or relay event; check: an invariant."""
 
-_MEMBERS = ("seq", "t", "kind", "actor", "clock_ms", "fields")
+_MEMBERS = ("seq", "t_us", "kind", "actor", "clock_ms", "fields")
 
 
 class TraceError(SimkitError, ValueError):
@@ -36,15 +39,21 @@ class TraceError(SimkitError, ValueError):
 
 @attrs.frozen
 class TraceEvent:
-    """One event. ``t`` is virtual seconds (rounded to microseconds); ``clock_ms`` is
-    the actor's own wall clock, or None for an actor without one (the network)."""
+    """One event. ``t_us`` is virtual time in whole microseconds (``t``: in seconds);
+    ``clock_ms`` is the actor's own wall clock, or None for an actor without one (the
+    network)."""
 
     seq: int
-    t: float
+    t_us: int
     kind: str
     actor: str
     clock_ms: int | None
     fields: dict[str, object]
+
+    @property
+    def t(self) -> float:
+        """Virtual time in seconds."""
+        return self.t_us / 1_000_000
 
     def to_data(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in _MEMBERS}
@@ -92,7 +101,7 @@ class Trace:
         clock = self._clocks.get(actor)
         event = TraceEvent(
             len(self._events),
-            round(self._now(), 6),
+            round(self._now() * 1_000_000),
             kind,
             actor,
             None if clock is None else clock(),

@@ -63,7 +63,7 @@ def test_jsonl_round_trip_keeps_the_hash_which_is_the_files_sha256(tmp_path):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == trace.trace_hash()
     assert path.read_bytes().splitlines()[1] == (
         b'{"actor":"relay","clock_ms":null,"fields":{"status":200,"xid":0},'
-        b'"kind":"delivery","seq":1,"t":0.3}'
+        b'"kind":"delivery","seq":1,"t_us":300000}'
     )
     loaded = Trace.load(path)
     assert [e.to_data() for e in loaded] == [e.to_data() for e in trace]
