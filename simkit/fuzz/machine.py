@@ -63,6 +63,7 @@ def swarm(name: str):
 class WorldMachine(RuleBasedStateMachine):
     variant: Variant = HONEST
     honest = True
+    classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
     last: "WorldMachine | None" = None  # the latest run (after shrinking: the minimal one)
 
     def __init__(self) -> None:
@@ -82,9 +83,9 @@ class WorldMachine(RuleBasedStateMachine):
     def world(self):
         return self.driver.world
 
-    @initialize(params=world_params())
-    def world_is(self, params):
-        self.start(params)
+    @initialize(data=st.data())
+    def world_is(self, data):
+        self.start(data.draw(world_params(self.honest, self.classic), label="world"))
 
     def start(self, params: WorldParams) -> None:
         self.params = params
@@ -524,7 +525,9 @@ class AdversaryMachine(WorldMachine):
             self.ceremony({"rule": "steal", "by": by, "device": device})
 
 
-def machine_for(variant: Variant, honest: bool) -> type[WorldMachine]:
-    """A state machine class that fuzzes ``variant``."""
+def machine_for(variant: Variant, honest: bool, classic: bool = False) -> type[WorldMachine]:
+    """A state machine class that fuzzes ``variant`` (``classic``: with the rules and
+    draws of commit 685eb33's machines, so that a benchmark compares equal work)."""
     base = HonestMachine if honest else AdversaryMachine
-    return type(f"{base.__name__}[{variant.name}]", (base,), {"variant": variant})
+    name = f"{base.__name__}[{variant.name}]"
+    return type(name, (base,), {"variant": variant, "classic": classic})

@@ -24,6 +24,10 @@ class Paging(Invariant):
         )
         return (
             self.violation(
-                world, detail, trace_seq=event.seq, graph=fields.get("graph"), devices=(event.actor,)
+                world,
+                detail,
+                trace_seq=event.seq,
+                graph=fields.get("graph"),
+                devices=(event.actor,),
             ),
         )
