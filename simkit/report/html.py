@@ -14,6 +14,7 @@ table { border-collapse: collapse; margin: 8px 0; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td.fail { color: #b00020; font-weight: bold; } td.pass { color: #006b3c; }
+td.unchecked { color: #8a5a00; background: #fff6e0; font-style: italic; }
 figure { margin: 12px 0 24px; } figcaption { color: #555; max-width: 900px; }
 svg.plot { background: #fff; border: 1px solid #ddd; }
 svg text { font: 12px system-ui, sans-serif; fill: #222; }
@@ -24,6 +25,10 @@ svg .grid { stroke: #e6e6e6; stroke-width: 1; } svg .axis { stroke: #333; stroke
 """
 
 
+def verdict_class(cell: str) -> str:
+    return {"✓ pass": "pass", "✗ FAIL": "fail"}.get(cell, "unchecked")
+
+
 def table(t: Table) -> str:
     lines = [f"<h2>{escape(t.heading)}</h2>"] if t.heading else []
     lines += [f"<p>{escape(t.note)}</p>"] if t.note else []
@@ -31,9 +36,7 @@ def table(t: Table) -> str:
     for row in t.rows:
         cells = [f"<td>{escape(c)}</td>" for c in row]
         if t.verdicts:
-            cells[0] = (
-                f'<td class="{"pass" if row[0].endswith("pass") else "fail"}">{escape(row[0])}</td>'
-            )
+            cells[0] = f'<td class="{verdict_class(row[0])}">{escape(row[0])}</td>'
         lines.append("<tr>" + "".join(cells) + "</tr>")
     return "\n".join([*lines, "</table>"])
 

@@ -7,14 +7,19 @@ from collections.abc import Callable
 import attrs
 
 from simkit.report import svg
-from simkit.report.data import RELAY, Story, worst_lag
+from simkit.report.data import RELAY, Story, is_fault, worst_lag
 
 LINE_HEIGHT = 200
 ROW_HEIGHT = 28
 TIME_AXIS = "virtual time (s)"
 TOP_ROW = "world"
 
-SPAN_COLOURS = {"partitioned": "#999999", "down": "#000000", "error window": "#56B4E9"}
+SPAN_COLOURS = {
+    "partitioned": "#999999",
+    "down": "#000000",
+    "error window": "#56B4E9",
+    "revoked": "#E5D8BD",
+}
 ADVERSARY_COLOUR = "#CC79A7"
 MARKERS = {  # category -> (shape, colour)
     "alarm": ("diamond", "#D55E00"),
@@ -22,6 +27,8 @@ MARKERS = {  # category -> (shape, colour)
     "fault": ("tick", "#000000"),
     "adversary": ("tick", ADVERSARY_COLOUR),
     "ceremony": ("tick", "#009E73"),
+    "setup": ("tick", "#7FC9B0"),
+    "revoked": ("tick", "#8C6D31"),
     "drain": ("tick", "#0072B2"),
     "settled": ("tick", "#0072B2"),
     "not settled": ("tick", "#D55E00"),
@@ -55,8 +62,8 @@ def figures(story: Story) -> list[Figure]:
     ]
 
 
-def _frame(story: Story, height: float, y_top: float = 1.0) -> svg.Frame:
-    return svg.Frame.below_legend(height, (0.0, max(story.end, 1.0)), (0.0, y_top))
+def _frame(story: Story, height: float, y_range: tuple[float, float] = (0.0, 1.0)) -> svg.Frame:
+    return svg.Frame.below_legend(height, (0.0, max(story.end, 1.0)), y_range)
 
 
 def _device_series(story: Story, per_device: dict[str, list[tuple[float, float]]]) -> list[Series]:
@@ -80,9 +87,13 @@ def _line_chart(
 ) -> str:
     """A line per series under a legend. ``shading`` draws what goes under the lines
     (given the frame, once the data has set its scale) and names its legend items."""
-    peak = max((y for s in series for _, y in s.points), default=0)
-    frame = _frame(story, LINE_HEIGHT, svg.nice_top(peak))
+    values = [y for s in series for _, y in s.points]
+    low, peak = min(values, default=0), max(values, default=0)
+    bottom = -svg.nice_top(-low) if low < 0 else 0.0
+    frame = _frame(story, LINE_HEIGHT, (bottom, svg.nice_top(peak)))
     under, extra = shading(frame) if shading else ([], [])
+    if bottom < 0:
+        under, extra = [*_below_zero(frame), *under], [*extra, (BELOW_ZERO, NEGATIVE, "band")]
     parts = [*svg.x_axis(frame, TIME_AXIS), *svg.y_axis(frame, y_title), *under]
     parts += [
         svg.polyline(frame, s.points, s.colour, s.dash, stairs, s.name, _width(i, len(series)))
@@ -94,6 +105,22 @@ def _line_chart(
     return svg.document(ident, kind, title, frame, parts)
 
 
+NEGATIVE = "#F0E442"
+BELOW_ZERO = "below 0: ahead of the relay"
+
+
+def _below_zero(frame: svg.Frame) -> list[str]:
+    """A lag below 0 means a device's cursor is past the relay's counter: it was served
+    ops the honest relay never logged (a forked or rolled-back history). The band
+    and the 0 line say so inside the plot."""
+    tip = "Below 0: the device's cursor is past the relay's counter (a forked history)"
+    zero = frame.y(0)
+    return [
+        svg.band(frame, frame.x_range[0], frame.x_range[1], NEGATIVE, zero, frame.bottom, tip, 0.2),
+        svg.line(frame.left, zero, frame.right, zero, class_="axis"),
+    ]
+
+
 def _width(i: int, count: int) -> float:
     """Earlier lines are drawn wider, so lines on top of each other (all devices at
     lag 0) show as nested stripes of their colours instead of hiding each other."""
@@ -103,7 +130,9 @@ def _width(i: int, count: int) -> float:
 def lag_figures(story: Story) -> list[Figure]:
     caption = (
         "How many ops each device has yet to pull: the relay's counter for the graph minus "
-        "the device's cursor, sampled every 10 s of virtual time."
+        "the device's cursor, sampled every 10 s of virtual time. Below 0 (shaded yellow "
+        "when it happens), the device's cursor is past the relay's counter: it was served "
+        "ops the honest relay never logged, a forked or rolled-back history."
     )
     graphs = story.lags or {"": {}}
     return [
@@ -133,7 +162,7 @@ def convergence_figure(story: Story) -> Figure:
     ]
 
     def shading(frame: svg.Frame):
-        spans = [s for s in story.spans if not s.kind.startswith("adversary")]
+        spans = [s for s in story.spans if is_fault(s)]
         under = [
             svg.band(
                 frame,
@@ -168,7 +197,11 @@ def convergence_figure(story: Story) -> Figure:
         shading=shading,
         empty="No lag samples.",
     )
-    caption = "The largest lag of any device in any graph, with the faults shaded. " + c.sentence()
+    caption = (
+        "The lag farthest from 0 of any device in any graph, with the faults shaded "
+        "(revocations and adversary modes are not faults here: see the lanes below). "
+        + c.sentence()
+    )
     return Figure("Convergence", caption, chart)
 
 
@@ -237,7 +270,8 @@ def alarms_figure(story: Story) -> Figure:
     )
     caption = (
         "Each row is a device (the relay at the bottom, scheduled and world actions on top). "
-        "Shaded: partitioned, down, error windows and adversary modes. Diamonds: log alarms; "
-        "triangles: rejected records; ticks: scheduled actions. Hover for details."
+        "Shaded: partitioned, down, error windows, adversary modes and revoked devices (gone "
+        "from the fleet on purpose). Diamonds: log alarms; triangles: rejected records; "
+        "ticks: scheduled actions, setup and ceremonies. Hover for details."
     )
     return Figure("Alarms and faults", caption, chart)

@@ -11,16 +11,18 @@ SUMMARY_FILE = "summary.json"
 _FIELDS = {
     "scenario": str,
     "description": str,
-    "seed": int,
-    "passed": bool,
+    "seed": int | None,  # None: not known (a trace rendered without its summary)
+    "passed": bool | None,  # None: not judged
     "trace_hash": str,
     "expectations": list,
     "invariants": list,
 }
 _ITEMS = {
     "expectations": {"name": str, "passed": bool, "detail": str},
-    "invariants": {"name": str, "passed": bool, "violations": list},
+    "invariants": {"name": str, "passed": bool | None, "violations": list},
 }
+_OPTIONAL = {"variant": str | None, "violation": dict}
+_VIOLATION = {"invariant": str, "detail": str, "text": str}
 
 
 class ReportError(SimkitError, ValueError):
@@ -28,25 +30,35 @@ class ReportError(SimkitError, ValueError):
 
 
 def check_summary(summary: object, source: str = "summary") -> dict:
-    """The summary, if it has every key the report reads, with the right types."""
+    """The summary, if it has every key the report reads, with the right types.
+
+    An invariant's ``passed`` is None when it was not checked; ``violation`` (the
+    first one, with its graph, devices, records and trace position) is optional."""
     _check(summary, _FIELDS, source)
+    _check(summary, _OPTIONAL, source, optional=True)
     for key, fields in _ITEMS.items():
         for i, item in enumerate(summary[key]):
             _check(item, fields, f"{source}: {key}[{i}]")
     for i, inv in enumerate(summary["invariants"]):
         if not all(isinstance(v, str) for v in inv["violations"]):
             raise ReportError(f"{source}: invariants[{i}].violations must be strings")
+    if "violation" in summary:
+        _check(summary["violation"], _VIOLATION, f"{source}: violation")
     return summary
 
 
-def _check(value: object, fields: dict[str, type], where: str) -> None:
+def _check(value: object, fields: dict, where: str, optional: bool = False) -> None:
     if not isinstance(value, dict):
         raise ReportError(f"{where}: expected an object, got {type(value).__name__}")
     for key, kind in fields.items():
         if key not in value:
+            if optional:
+                continue
             raise ReportError(f"{where}: missing key {key!r}")
-        if not isinstance(value[key], kind) or (kind is int and isinstance(value[key], bool)):
-            raise ReportError(f"{where}: {key!r} must be {kind.__name__}")
+        kinds = getattr(kind, "__args__", (kind,))
+        if not isinstance(value[key], kind) or (isinstance(value[key], bool) and bool not in kinds):
+            names = ("null" if k is type(None) else k.__name__ for k in kinds)
+            raise ReportError(f"{where}: {key!r} must be {' or '.join(names)}")
 
 
 def summary_bytes(summary: dict) -> bytes:

@@ -21,30 +21,50 @@ class Table:
     verdicts: bool = False  # the first column says pass or fail
 
 
-def verdict(passed: bool) -> str:
-    return "✓ pass" if passed else "✗ FAIL"
+VERDICTS = {True: "✓ pass", False: "✗ FAIL", None: "– not checked"}
+
+
+def verdict(passed: bool | None) -> str:
+    """A result cell: pass, FAIL, or not checked (never a pass for what did not run)."""
+    return VERDICTS[passed]
 
 
 def summary_tables(story: Story, summary: dict) -> list[Table]:
     """The run at a glance, then its expectations and invariants."""
+    result = (
+        verdict(summary["passed"])
+        if summary["passed"] is not None
+        else "not judged: no summary.json, only what the trace records"
+    )
     facts = [
-        ("Result", verdict(summary["passed"])),
-        ("Seed", str(summary["seed"])),
+        ("Result", result),
+        ("Seed", "unknown" if summary["seed"] is None else str(summary["seed"])),
         ("Trace hash", summary["trace_hash"]),
         ("Events", f"{len(story.events)} over {story.end:.1f} s of virtual time"),
         ("Devices", ", ".join(story.devices) or "none"),
         ("Convergence", story.convergence.sentence()),
     ]
+    if summary.get("variant"):
+        facts.insert(2, ("Variant", summary["variant"]))
     expectations = [(verdict(e["passed"]), e["name"], e["detail"]) for e in summary["expectations"]]
     invariants = []
     for inv in summary["invariants"]:
         found = inv["violations"]
-        detail = f"{len(found)} violation(s); first: {found[0]}" if found else "none"
+        detail = (
+            f"{len(found)} violation(s); first: {found[0]}" if found else inv.get("note") or "none"
+        )
         invariants.append((verdict(inv["passed"]), inv["name"], detail))
+    checked = [inv for inv in summary["invariants"] if inv["passed"] is not None]
+    note = (
+        f"{len(checked)} of {len(summary['invariants'])} invariants were checked; "
+        "the others say why not."
+        if len(checked) < len(summary["invariants"])
+        else ""
+    )
     return [
         Table("", "", ("Run", ""), facts),
         Table("Expectations", "", ("Result", "Expectation", "Detail"), expectations, True),
-        Table("Invariants", "", ("Result", "Invariant", "Violations"), invariants, True),
+        Table("Invariants", note, ("Result", "Invariant", "Violations"), invariants, True),
     ]
 
 
