@@ -268,13 +268,19 @@ def report(trace: str, out_dir: str) -> None:
     present; without it the report says only what the trace shows)."""
     from pathlib import Path
 
-    from simkit.report import SUMMARY_FILE, load_summary, render_report, summary_from_trace
+    from simkit.report import (
+        SUMMARY_FILE,
+        load_summary,
+        load_trace,
+        render_report,
+        summary_from_trace,
+    )
 
     folder = Path(trace).parent
     if (folder / SUMMARY_FILE).exists():
         summary = load_summary(folder)
     else:
-        summary = summary_from_trace(trace, folder.name)
+        summary = summary_from_trace(load_trace(trace), folder.name)
         click.echo(f"no {SUMMARY_FILE} beside the trace: the report says what the trace shows")
     paths = render_report(trace, summary, Path(out_dir))
     for name, written in sorted(paths.items()):

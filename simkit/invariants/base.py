@@ -1,8 +1,19 @@
 """What every invariant shares: the violation it reports and the checker shape."""
 
+import datetime
+
 import attrs
 
 from simkit.protocol.ids import graph_id_for
+
+
+def rev_text(rev: int | None) -> str:
+    """A record version as a person reads it: the writer's clock in UTC to the
+    millisecond, then the raw value the trace and the wire carry; None is "nothing"."""
+    if rev is None:
+        return "nothing"
+    moment = datetime.datetime.fromtimestamp(rev // 1000, datetime.UTC)
+    return f"{moment:%H:%M:%S}.{rev % 1000:03d} (rev {rev})"
 
 
 @attrs.frozen

@@ -1,6 +1,6 @@
 """convergence, lww and no-lost-write: what devices hold after heal and drain."""
 
-from simkit.invariants.base import Invariant, can_write, events, views
+from simkit.invariants.base import Invariant, can_write, events, rev_text, views
 from simkit.protocol.ids import storage_key
 
 
@@ -33,8 +33,8 @@ class Convergence(Invariant):
                         self.violation(
                             world,
                             f"{device_id} does not hold the relay's winners for {len(wrong)} "
-                            f"record(s), e.g. {wrong[0]}: held "
-                            f"{held.get(wrong[0])}, relay {winners.get(wrong[0])}",
+                            f"record(s), e.g. {wrong[0]}: held {rev_text(held.get(wrong[0]))}, "
+                            f"relay {rev_text(winners.get(wrong[0]))}",
                             graph=sk,
                             devices=(device_id,),
                             records=wrong,
@@ -63,8 +63,9 @@ class LastWriteWins(Invariant):
                     out.append(
                         self.violation(
                             world,
-                            f"{rid} is stored at rev {row.rev} seq {row.seq}; the first "
-                            f"write of the highest rev is rev {expected[0]} seq {expected[1]}",
+                            f"{rid} is stored at {rev_text(row.rev)} seq {row.seq}; the first "
+                            f"write of the highest rev is {rev_text(expected[0])} "
+                            f"seq {expected[1]}",
                             graph=sk,
                             records=(rid,),
                         )
@@ -135,8 +136,8 @@ class NoLostWrite(Invariant):
                 continue
             yield self.violation(
                 world,
-                f"write #{write.seq} by {write.actor} ({rid} at {rev}) is missing on "
-                f"{device_id}, which holds {held and held['at']}",
+                f"write #{write.seq} by {write.actor} ({rid} at {rev_text(rev)}) is missing on "
+                f"{device_id}, which holds {rev_text(held and held['at'])}",
                 graph=sk,
                 devices=(write.actor, device_id),
                 records=(rid,),

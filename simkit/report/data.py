@@ -185,6 +185,7 @@ class Convergence:
     converged: float | None
     settled: float | None
     sampled: bool
+    writes_end: float | None = None  # the last application write (lag follows writes)
 
     def sentence(self) -> str:
         settled = (
@@ -205,9 +206,15 @@ class Convergence:
                 f"10 s); {settled}."
             )
         took = self.converged - self.faults_end
+        writes = (
+            f"; the workload wrote until {self.writes_end:.1f} s"
+            if self.writes_end is not None and self.writes_end > self.faults_end
+            else ""
+        )
         return (
             f"Converged {took:.1f} s after the last fault ended at {self.faults_end:.1f} s "
-            f"(every device's lag 0 from {self.converged:.1f} s; samples every 10 s); {settled}."
+            f"(every device's lag 0 from {self.converged:.1f} s{writes}; samples every 10 s); "
+            f"{settled}."
         )
 
 
@@ -237,6 +244,7 @@ class Story:
     rejections: dict[str, list[float]]  # device -> times
     convergence: Convergence
     focus: Focus
+    revoked: dict[str, float] = attrs.Factory(dict)  # device -> when it was revoked
 
     @property
     def timeline(self) -> list[Moment]:
@@ -273,8 +281,9 @@ def read(trace: Trace, summary: dict) -> Story:
         spans=spans,
         lags=lags,
         rejections=_rejections(moments),
-        convergence=_convergence(moments, spans, lags),
+        convergence=_convergence(moments, spans, lags, events),
         focus=_focus(events, moments, summary),
+        revoked=dict(sorted(phase.revoked.items())),
     )
 
 
@@ -381,7 +390,7 @@ def worst_lag(lags: dict[str, dict[str, list[tuple[float, int]]]]) -> list[tuple
     return sorted(worst.items())
 
 
-def _convergence(moments, spans, lags) -> Convergence:
+def _convergence(moments, spans, lags, events) -> Convergence:
     """Faults end when the last disruption span closes or the last scheduled fault or
     adversary action happens. An adversary mode's span does not count (most are never
     switched off; its switch-on and any switch-off do), nor does a revocation (the
@@ -396,7 +405,8 @@ def _convergence(moments, spans, lags) -> Convergence:
             break
         converged = t
     settled = next((m.t for m in moments if m.category == "settled"), None)
-    return Convergence(faults_end, converged, settled, bool(samples))
+    writes = [e.t for e in events if e.kind == "event" and e.fields.get("name") == "app.write"]
+    return Convergence(faults_end, converged, settled, bool(samples), max(writes, default=None))
 
 
 _TRACE_SEQ = re.compile(r"trace#(\d+)")

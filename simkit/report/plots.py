@@ -2,12 +2,14 @@
 up down the page: cursor lag per graph, convergence, rejected records, and the
 lanes of alarms and faults."""
 
+import math
 from collections.abc import Callable
 
 import attrs
 
 from simkit.report import svg
 from simkit.report.data import RELAY, Story, is_fault, worst_lag
+from simkit.report.history import Operation, latencies
 
 LINE_HEIGHT = 200
 ROW_HEIGHT = 28
@@ -53,10 +55,12 @@ class Series:
 Shading = Callable[[svg.Frame], tuple[list[str], list[tuple[str, str, str]]]]
 
 
-def figures(story: Story) -> list[Figure]:
+def figures(story: Story, ops: tuple[Operation, ...]) -> list[Figure]:
     return [
         *lag_figures(story),
         convergence_figure(story),
+        latency_figure(story, ops),
+        availability_figure(story),
         rejected_figure(story),
         alarms_figure(story),
     ]
@@ -203,6 +207,123 @@ def convergence_figure(story: Story) -> Figure:
         + c.sentence()
     )
     return Figure("Convergence", caption, chart)
+
+
+LOWEST_LATENCY = 0.001
+
+
+def latency_figure(story: Story, ops: tuple[Operation, ...]) -> Figure:
+    """Each write at the time it was issued: how long until the relay acknowledged it
+    (a dot in its device's colour) and until every other device following its graph
+    applied it (a ring); writes never acknowledged as crosses along the top."""
+    acked = [(op, op.ack_latency) for op in ops if op.ack_latency is not None]
+    spread = [op.replicated for op in ops if op.replicated is not None]
+    values = [max(v, LOWEST_LATENCY) for v in [*(v for _, v in acked), *spread]] or [1.0]
+    lo = 10 ** math.floor(math.log10(min(values)))
+    hi = 10 ** math.ceil(math.log10(max(values) * 1.0001))
+    frame = _frame(story, LINE_HEIGHT, (lo, max(hi, lo * 10)))
+    frame = svg.Frame.below_legend(frame.height, frame.x_range, frame.y_range, log_y=True)
+    parts = [*svg.x_axis(frame, TIME_AXIS), *svg.y_axis(frame, "seconds (log scale)")]
+    legend = []
+    for device in story.devices:
+        mine = [
+            (op.t, v, f"write #{op.seq} {op.record} in {op.graph}: acknowledged after {v:.3f} s")
+            for op, v in acked
+            if op.device == device
+        ]
+        if mine:
+            colour, _ = svg.stroke(story.colour_index(device))
+            parts.append(svg.scatter(frame, mine, colour))
+            legend.append((f"{device}: acknowledged", colour, "dot"))
+    rings = [
+        (op.t, op.replicated, f"write #{op.seq} {op.record}: on every follower after "
+         f"{op.replicated:.3f} s")
+        for op in ops
+        if op.replicated is not None
+    ]  # fmt: skip
+    if rings:
+        parts.append(svg.scatter(frame, rings, "#000000", hollow=True))
+        legend.append(("applied by every follower", "#000000", "ring"))
+    lost = [op for op in ops if op.acked is None]
+    for op in lost:
+        tip = f"write #{op.seq} {op.record} by {op.device}: {op.outcome}"
+        parts.append(svg.marker(frame.x(op.t), frame.top + 4, "cross", "#D55E00", tip))
+    if lost:
+        legend.append(("never acknowledged", "#D55E00", "cross"))
+    if not ops:
+        parts.append(svg.message(frame, "No application write in this run."))
+    parts += svg.legend(frame, legend)
+    chart = svg.document(
+        "plot-latency", "plot-latency", "Write latency: acknowledged, and applied everywhere",
+        frame, parts,
+    )  # fmt: skip
+    caption = (
+        "Each write at the time it was issued. Dots: seconds until the relay acknowledged "
+        "it (push.accepted), in the writer's colour; rings: until every other device "
+        "following its graph applied it (record.applied); crosses along the top: writes "
+        "never acknowledged (refused, superseded before they were pushed, or lost). "
+    )
+    return Figure("Write latency", caption + latencies(ops).sentence(), chart)
+
+
+BUCKET_S = 10.0
+
+
+def availability(story: Story) -> dict[str, list[tuple[float, float, int]]]:
+    """Per device, per ``BUCKET_S`` of the run: the share (%) of the exchanges it
+    started that got an answer other than 429 or 5xx, and how many it started."""
+    counts: dict[str, dict[int, list[int]]] = {}
+    for x in story.exchanges:
+        ok = x.status is not None and x.status != 429 and x.status < 500
+        bucket = counts.setdefault(x.device, {}).setdefault(int(x.start // BUCKET_S), [0, 0])
+        bucket[0] += ok
+        bucket[1] += 1
+    return {
+        device: [(b * BUCKET_S, 100 * ok / n, n) for b, (ok, n) in sorted(per.items())]
+        for device, per in sorted(counts.items())
+    }
+
+
+def availability_figure(story: Story) -> Figure:
+    """Per device, the share of requests answered, bucket by bucket; a bucket in which
+    the device sent nothing is a gap, not a value."""
+    frame = _frame(story, LINE_HEIGHT, (0.0, 100.0))
+    parts = [*svg.x_axis(frame, TIME_AXIS), *svg.y_axis(frame, "% of requests answered")]
+    legend = []
+    per_device = availability(story)
+    for i, (device, buckets) in enumerate(per_device.items()):
+        colour, dash = svg.stroke(story.colour_index(device))
+        for run in _runs(buckets):
+            points = [(t, pct) for t, pct, _ in run] + [(run[-1][0] + BUCKET_S, run[-1][1])]
+            text = f"{device}: " + ", ".join(f"{t:g} s {pct:.0f}% of {n}" for t, pct, n in run[:6])
+            parts.append(
+                svg.polyline(frame, points, colour, dash, True, text, _width(i, len(per_device)))
+            )
+        legend.append((device, colour, dash))
+    if not per_device:
+        parts.append(svg.message(frame, "No request was sent."))
+    parts += svg.legend(frame, legend)
+    chart = svg.document(
+        "plot-availability", "plot-availability", "Availability: requests answered per device",
+        frame, parts,
+    )  # fmt: skip
+    caption = (
+        f"Per device and per {BUCKET_S:g} s: the share of the requests it sent that got an "
+        "answer (any status but 429 and 5xx); timeouts and requests left unanswered by a crash "
+        "count as unavailable. A gap: the device sent nothing then (down, or idle)."
+    )
+    return Figure("Availability", caption, chart)
+
+
+def _runs(buckets: list[tuple[float, float, int]]) -> list[list[tuple[float, float, int]]]:
+    """Consecutive buckets, split where one is missing."""
+    runs: list[list[tuple[float, float, int]]] = []
+    for bucket in buckets:
+        if runs and abs(runs[-1][-1][0] + BUCKET_S - bucket[0]) < 1e-9:
+            runs[-1].append(bucket)
+        else:
+            runs.append([bucket])
+    return runs
 
 
 def rejected_figure(story: Story) -> Figure:

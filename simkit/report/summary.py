@@ -75,3 +75,35 @@ def load_summary(directory: str | Path) -> dict:
     except ValueError as exc:
         raise ReportError(f"{path}: not JSON ({exc})") from None
     return check_summary(data, str(path))
+
+
+def summary_from_trace(trace, name: str) -> dict:
+    """A summary for a trace saved without its own: only what the trace records (its
+    hash, and the violations the world noted in it), no expectations, and no verdict
+    unless a violation is recorded: nothing it cannot know is claimed."""
+    from simkit.invariants import Violation
+
+    found: dict[str, list[str]] = {}
+    first = None
+    for event in trace:
+        if event.kind == "check" and event.fields.get("what") == "violation":
+            fields = {k: v for k, v in event.fields.items() if k != "what"}
+            violation = Violation(**fields)
+            found.setdefault(violation.invariant, []).append(str(violation))
+            if first is None:
+                first = {**violation.to_json(), "text": str(violation)}
+    summary = {
+        "scenario": name,
+        "description": "Rendered from the trace alone: no summary.json was found beside it.",
+        "seed": None,
+        "passed": False if found else None,
+        "trace_hash": trace.trace_hash(),
+        "expectations": [],
+        "invariants": [
+            {"name": inv, "passed": False, "violations": texts, "note": ""}
+            for inv, texts in sorted(found.items())
+        ],
+    }
+    if first is not None:
+        summary["violation"] = first
+    return summary
