@@ -29,6 +29,7 @@ class Delivery:
     seq: int
     refused: str | None = None  # the refusal reason, None when applied
     pull_seq: int | None = None
+    newer: bool = False  # it applied a later version of the record instead (same effect)
 
 
 @attrs.frozen
@@ -89,6 +90,7 @@ def operations(story: Story) -> tuple[Operation, ...]:
     last_request: dict[tuple[str, str], int] = {}  # (device, push|pull) -> request seq
     followers: dict[str, set[str]] = {}
     found: dict[int, dict] = {}  # op index -> changes
+    applied: dict[tuple[str, str], list] = {}  # (graph, record) -> (rev, delivery) applied
 
     def graph_of(e: TraceEvent) -> str | None:
         member = members.get(e.actor)
@@ -126,16 +128,23 @@ def operations(story: Story) -> tuple[Operation, ...]:
         elif name in ("record.applied", "record.rejected") and (sk := graph_of(e)) is not None:
             followers.setdefault(sk, set()).add(e.actor)
             i = by_rev.get((sk, e.fields["recordId"], e.fields.get("rev")))
+            refused = e.fields.get("reason") if name == "record.rejected" else None
+            pull = last_request.get((e.actor, "pull"))
             if i is not None and e.actor != ops[i].device:
-                refused = e.fields.get("reason") if name == "record.rejected" else None
-                pull = last_request.get((e.actor, "pull"))
                 deliveries = found.setdefault(i, {}).setdefault("deliveries", {})
                 deliveries.setdefault(e.actor, Delivery(e.actor, e.t, e.seq, refused, pull))
+            if refused is None:
+                applied.setdefault((sk, e.fields["recordId"]), []).append(
+                    (e.fields.get("rev"), Delivery(e.actor, e.t, e.seq, None, pull, newer=True))
+                )
     out = []
     for i, op in enumerate(ops):
         change = found.get(i, {})
         acked, ack_seq = change.get("ack", (None, None))
-        deliveries = change.get("deliveries", {})
+        deliveries = dict(change.get("deliveries", {}))
+        for rev, later in applied.get((op.graph, op.record), ()):
+            if rev > op.rev and later.device != op.device and later.t >= op.t:
+                deliveries.setdefault(later.device, later)
         out.append(
             attrs.evolve(
                 op,
@@ -248,7 +257,7 @@ def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple
             add(op.push_seq, "the push that carried it")
             add(op.ack_seq, "the relay accepted it")
             for d in op.deliveries:
-                if d.device in devices:
+                if d.device in devices and not d.newer:
                     add(d.pull_seq, f"the pull that brought it to {d.device}")
                     add(d.seq, f"{d.device}'s decision")
         for device in devices:
@@ -272,9 +281,10 @@ def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple
 
 def centred_on_cause(story: Story, found: tuple[Evidence, ...]) -> Story:
     """The story with its focus moved from where a violation was seen (an invariant that
-    runs at quiescence sees it at the end) to what caused it: the first decision of a
-    device the violation names, else its last write; the violation stays the caption."""
-    cause = next((e for e in found if e.role.endswith("'s decision")), None)
+    runs at quiescence sees it at the end) to what led to it: the latest decision of a
+    device the violation names, else the latest write of a record it names; the
+    violation stays the caption."""
+    cause = next((e for e in reversed(found) if e.role.endswith("'s decision")), None)
     if cause is None:
         cause = next((e for e in reversed(found) if e.role.startswith("the write")), None)
     focus = story.focus

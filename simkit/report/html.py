@@ -62,7 +62,8 @@ def linked(text: str, anchors: set[str]) -> str:
 
 
 def table(t: Table, anchors: set[str] = frozenset(), css: str = "") -> str:
-    lines = [f"<h2>{escape(t.heading)}</h2>"] if t.heading else []
+    slug = re.sub(r"\W+", "-", t.heading.lower()).strip("-")
+    lines = [f'<h2 id="{slug}">{escape(t.heading)}</h2>'] if t.heading else []
     lines += [f"<p>{linked(t.note, anchors)}</p>"] if t.note else []
     head = "".join(f"<th>{escape(h)}</th>" for h in t.header)
     opening = f'<table class="{css}">' if css else "<table>"

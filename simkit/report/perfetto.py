@@ -134,7 +134,7 @@ def _flows(story: Story) -> dict[int, list[tuple[str, str, int]]]:
             after.setdefault(x.end_seq, []).append(("f", "response", 2 * n + 1))
     first = 2 * len(story.exchanges)
     for i, op in enumerate(operations(story)):
-        applied = [d for d in op.deliveries if d.refused is None]
+        applied = [d for d in op.deliveries if d.refused is None and not d.newer]
         if op.ack_seq is None or not applied:
             continue
         after.setdefault(op.ack_seq, []).append(("s", "delivered", first + i))

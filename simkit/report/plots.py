@@ -234,7 +234,7 @@ def latency_figure(story: Story, ops: tuple[Operation, ...]) -> Figure:
         if mine:
             colour, _ = svg.stroke(story.colour_index(device))
             parts.append(svg.scatter(frame, mine, colour))
-            legend.append((f"{device}: acknowledged", colour, "dot"))
+            legend.append((device, colour, "dot"))
     rings = [
         (op.t, op.replicated, f"write #{op.seq} {op.record}: on every follower after "
          f"{op.replicated:.3f} s")
@@ -243,7 +243,7 @@ def latency_figure(story: Story, ops: tuple[Operation, ...]) -> Figure:
     ]  # fmt: skip
     if rings:
         parts.append(svg.scatter(frame, rings, "#000000", hollow=True))
-        legend.append(("applied by every follower", "#000000", "ring"))
+        legend.append(("on every follower", "#000000", "ring"))
     lost = [op for op in ops if op.acked is None]
     for op in lost:
         tip = f"write #{op.seq} {op.record} by {op.device}: {op.outcome}"

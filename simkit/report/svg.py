@@ -88,7 +88,8 @@ class Frame:
     def y(self, v: float) -> float:
         lo, hi = self.y_range
         if self.log_y:
-            lo, hi, v = math.log10(lo), math.log10(hi), math.log10(min(max(v, 10**lo), 10**hi))
+            v = math.log10(min(max(v, lo), hi))
+            lo, hi = math.log10(lo), math.log10(hi)
         return self.bottom - (v - lo) / ((hi - lo) or 1) * self.height
 
 

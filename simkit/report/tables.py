@@ -140,7 +140,10 @@ def history_table(story: Story, ops: tuple[Operation, ...], stats: Latencies, vi
     rows = [_history_row(story, op) for op in shown]
     more = len(ops) - len(shown)
     note = stats.sentence() + (f" {more} later writes are not listed." if more > 0 else "")
-    note += " Cells: seconds from issue to acknowledgement or to each device applying it."
+    note += (
+        " Cells: seconds from issue to acknowledgement or to each device applying it; "
+        "(newer): that device applied a later version of the record instead; —: it never did."
+    )
     marked = frozenset(i for i, op in enumerate(shown) if op.seq in implicated)
     return Table("Per-operation history", note, header, rows, anchors="op", marked=marked)
 
@@ -152,8 +155,10 @@ def _history_row(story: Story, op: Operation) -> tuple[str, ...]:
         d = op.delivery(device)
         if device == op.device:
             cells.append("wrote")
+        elif d is not None and d.refused is not None:
+            cells.append(f"refused: {d.refused}")
         elif d is not None:
-            cells.append(f"+{d.t - op.t:.3f}" if d.refused is None else f"refused: {d.refused}")
+            cells.append(f"+{d.t - op.t:.3f}" + (" (newer)" if d.newer else ""))
         else:
             cells.append("—" if device in op.followers else "")
     everywhere = f"+{op.replicated:.3f}" if op.replicated is not None else "no"
