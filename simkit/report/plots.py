@@ -12,6 +12,7 @@ from simkit.report.data import RELAY, Story, is_fault, worst_lag
 from simkit.report.history import Operation, latencies
 
 LINE_HEIGHT = 200
+SMALL_CHAR_PX = 6  # an estimate of one character's width at the 10 px label font
 ROW_HEIGHT = 28
 TIME_AXIS = "virtual time (s)"
 TOP_ROW = "world"
@@ -368,7 +369,7 @@ def alarms_figure(story: Story) -> Figure:
             tip = f"{s.row} {s.kind}: {s.start:.1f}-{s.end:.1f} s"
             parts.append(svg.band(frame, s.start, s.end, colour, y - 9, y + 9, tip))
             legend[name] = (colour, "band")
-    labelled: dict[str, float] = {}  # row -> x of its last label, so labels do not overlap
+    labelled: dict[str, float] = {}  # row -> right end of its last label: labels never overlap
     for m in story.moments:
         if m.category == "crash":
             continue  # drawn as a "down" span
@@ -378,12 +379,14 @@ def alarms_figure(story: Story) -> Figure:
         parts.append(svg.marker(x, y, shape, colour, f"{m.t:.3f} s {m.actor} {m.what}: {m.detail}"))
         legend[m.category] = (colour, shape)
         named = row == TOP_ROW or m.category == "alarm"
-        if named and x - labelled.get(row, -1e9) > 70:
-            anchor = "start" if x < frame.right - 70 else "end"
+        width = SMALL_CHAR_PX * len(m.what)
+        anchor = "start" if x + 8 + width < frame.right else "end"
+        left = x + 8 if anchor == "start" else x - 8 - width
+        if named and left > labelled.get(row, -1e9) + 6:
             parts.append(
                 svg.label(x + (8 if anchor == "start" else -8), y - 3, m.what, anchor, "small")
             )
-            labelled[row] = x
+            labelled[row] = left + width
     items = [(name, colour, swatch) for name, (colour, swatch) in sorted(legend.items())]
     parts += svg.legend(frame, items)
     chart = svg.document(
