@@ -198,8 +198,13 @@ def _check(r: Reader, action, when: tuple[float, int], cast: Cast) -> None:
         if action.group not in cast.groups:
             raise r.fail("group", f"one of the groups ({_listed(cast.groups)})")
         _known_member(r, action.member, cast)
-        change = set.discard if isinstance(action, S.Leave) else set.add
-        change(cast.groups[action.group], action.member)
+        members = cast.groups[action.group]
+        leaving = isinstance(action, S.Leave)
+        if (action.member in members) != leaving:  # else the action would change nothing
+            state = "not in" if leaving else "already in"
+            raise r.fail("member", f"a member that can {r.table['action']} {action.group!r} "
+                                   f"({action.member!r} is {state} it then)")  # fmt: skip
+        (members.discard if leaving else members.add)(action.member)
     if isinstance(action, S.Invite):
         cast.groups[action.graph[2:]].add(action.member)
     if isinstance(action, S.CrashDevice):

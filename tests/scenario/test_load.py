@@ -14,7 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from simkit.cli import main
+from simkit.scenario.actions import MODE_PARAMS
 from simkit.scenario.load import ScenarioError, library_path, load_library, load_scenario
+from simkit.sim.adversary import MODES
 
 GOOD = """
 description = "a small world"
@@ -223,6 +225,15 @@ MISTAKES = [
         "schedule[1].by: expected a device not revoked by then (schedule[0] revoked it)",
     ),
     (
+        "a leave of a member not in the group",
+        lambda t: (
+            t
+            + _action(at=5, action="leave", group="team", member="bob")
+            + _action(at=9, action="leave", group="team", member="bob")
+        ),
+        "schedule[1].member: expected a member that can leave 'team' ('bob' is not in it then)",
+    ),
+    (
         "an error burst that is no error",
         lambda t: t + _action(at=5, action="error-burst", status=200, until=9),
         "schedule[0].status: expected an integer >= 429 and <= 599",
@@ -390,3 +401,7 @@ def test_simkit_list_works_outside_the_repository(tmp_path):
     )  # fmt: skip
     assert here.stdout.split() == ["mine", "a", "small", "world"]
     assert library_path() == Path("scenarios")  # the repository's own, from its root
+
+
+def test_every_malicious_mode_has_its_parameters_listed():
+    assert set(MODE_PARAMS) == set(MODES)
