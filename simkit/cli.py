@@ -170,8 +170,11 @@ def replay(file: str, report_dir: str | None) -> None:
 @main.command("list")
 @click.argument("path", type=click.Path(exists=True), required=False)
 def list_scenarios(path: str | None) -> None:
-    """List the scenario library, one line each (PATH: a scenario file or folder;
-    default ./scenarios if it exists, else the library that ships with simkit)."""
+    """List the scenario library, one line each.
+
+    PATH is a scenario file or a folder of them; by default ./scenarios if it exists,
+    else the library that ships with simkit.
+    """
     from simkit.scenario.load import library_path, load_library
 
     scenarios = load_library(path)
@@ -264,8 +267,11 @@ def _print_table(results) -> None:
     help="Folder to write the report into.",
 )
 def report(trace: str, out_dir: str) -> None:
-    """Re-render a report from a saved trace (summary.json beside it is used when
-    present; without it the report says only what the trace shows)."""
+    """Re-render a report from a saved trace (summary.json beside it is used when present).
+
+    Without summary.json the report says only what the trace itself records: the
+    violations the world noted, no expectations, and no verdict otherwise.
+    """
     from pathlib import Path
 
     from simkit.report import (
