@@ -114,6 +114,7 @@ def fuzz(
             f"{rate:,.0f} steps/s in {result.seconds:.1f} s"
         )
         click.echo("invariants checked: " + ", ".join(result.invariants))
+        _print_coverage(result.coverage)
         return
     click.echo(f"VIOLATION after {result.found_after or result.seconds:.1f} s "
                f"(shrunk in {result.seconds:.1f} s total):")  # fmt: skip
@@ -126,6 +127,16 @@ def fuzz(
         result.reproducer.write(path)
         click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
     sys.exit(1)
+
+
+def _print_coverage(coverage) -> None:
+    """Behaviours reached K/N, and the never-reached list (docs/fuzzing.md says why)."""
+    from simkit.sim.behaviours import CATALOGUE
+
+    missing = coverage.missing()
+    click.echo(f"behaviours reached {len(coverage.reached)}/{len(CATALOGUE)}")
+    if missing:
+        click.echo("never reached: " + ", ".join(b.name for b in missing))
 
 
 @main.command()

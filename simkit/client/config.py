@@ -10,7 +10,8 @@ from simkit.client.transport import Backoff
 
 MAX_BATCH_OPS = 200
 MAX_BATCH_BYTES = 8 * 1024 * 1024
-PULL_LIMIT = 500
+PULL_LIMIT = 500  # the spec's maxPullLimit: a relay serves at most this many per page
+LOG_PAGE = 500
 
 
 @attrs.frozen
@@ -23,9 +24,12 @@ class AppConfig:
         default=OBSERVE, validator=attrs.validators.in_((OBSERVE, APPROVE))
     )
     auto_grant: bool = True  # [on]; fill key gaps of approved devices while syncing
-    # Rotate a graph whose rotationRequired is set. Off: several devices doing so at
-    # once split an epoch between two keys (docs/client.md); the revoker rotates.
-    auto_rotate: bool = False
+    # Who honours rotationRequired (docs/client.md, "Who rotates"): the revoker at once;
+    # if the flag is still set this long after a device first saw it, times one plus the
+    # device's rank among the roster's active devices, that device rotates. Staggered,
+    # so two devices rarely race to mint one epoch (docs/findings.md, F1). None: only
+    # the revoker ever rotates.
+    rotate_after_s: float | None = 30.0
     log_verification: bool = True  # [on]
     backoff: Backoff = attrs.Factory(Backoff)
     push_debounce_s: float = 0.25  # [250 ms]
@@ -38,3 +42,5 @@ class AppConfig:
     max_batch_bytes: int = attrs.field(
         default=MAX_BATCH_BYTES, validator=attrs.validators.le(MAX_BATCH_BYTES)
     )
+    pull_limit: int = attrs.field(default=PULL_LIMIT, validator=attrs.validators.ge(1))
+    log_page: int = attrs.field(default=LOG_PAGE, validator=attrs.validators.ge(1))

@@ -88,6 +88,10 @@ class Device:
         self._written = False
         self._runs = 0  # sync runs started by ``run``: the poll timer skips a busy interval
         self._checked: dict[tuple[str, str], int] = {}
+        # (storage key, record) -> (queued record, epoch, op): a queued write is sealed
+        # and signed once, not again on every push attempt (memory only: a restart
+        # seals afresh)
+        self.sealed: dict[tuple[str, str], tuple[dict, int, dict]] = {}
         self._syncing = trio.Lock()  # one sync run at a time, whoever asks ("sync now", a poke)
 
     # -- construction -----------------------------------------------------------------
@@ -435,8 +439,9 @@ class Device:
             method, path, query=query, headers={**self.headers(), **(headers or {})}, body=payload
         )
         return await send_with_retries(
-            self.transport, request, self.clock, self.entropy.random, self.config.backoff
-        )
+            self.transport, request, self.clock, self.entropy.random, self.config.backoff,
+            lambda why: self.emit("retry", None, why="503" if why.startswith("5") else why),
+        )  # fmt: skip
 
     def refusal(self, response: Response) -> dict:
         """The error body of a refused request (empty when it is not JSON)."""

@@ -21,6 +21,20 @@ EVENT_KINDS = (
     "record.restamped",
     "log.alarm",
     "device.approved",
+    # which branch of a client rule ran (docs/client.md, "Diagnostic events"): what
+    # an app may log, and what simkit counts as behaviours reached
+    "lww.kept-local",
+    "lww.equal-rev",
+    "pull.stopped",
+    "roster.deferred",
+    "push.batches",
+    "echo.skipped",
+    "retry",
+    "checkpoint.published",
+    "checkpoint.believed",
+    "log.ok",
+    "log.anchored",
+    "rotation.honoured",
 )
 
 

@@ -3,7 +3,7 @@ granting gaps (linking), revoking. Every wrap to another device goes through the
 approval gate (client rule 14).
 """
 
-from simkit.client.approval import CONFLICTED, decide
+from simkit.client.approval import APPROVE, CONFLICTED, decide
 from simkit.errors import CryptoError
 from simkit.protocol.wrap import unwrap_graph_key, wrap_graph_key
 
@@ -34,12 +34,57 @@ async def refresh_keys(device, graph_id: str) -> dict | None:
         device.adopt_key(graph_id, epoch, key)
         ring = device.keyring(graph_id)
     device.note_epoch(graph_id, answer["latestEpoch"])
-    if answer.get("rotationRequired"):
-        device.store.put(
-            "graphs", graph_id, {**device.store.get("graphs", graph_id), "rotate": True}
-        )
+    meta = device.store.get("graphs", graph_id)
+    if answer.get("rotationRequired") and "rotate" not in meta:
+        device.store.put("graphs", graph_id, {**meta, "rotate": device.clock.now_ms()})
+    elif not answer.get("rotationRequired") and "rotate" in meta:
+        device.store.put("graphs", graph_id, {k: v for k, v in meta.items() if k != "rotate"})
     device.store.commit()
     return answer
+
+
+async def honour_rotation(device, graph_id: str) -> bool:
+    """Rotate a graph flagged ``rotationRequired`` when it is this device's turn
+    (docs/client.md, "Who rotates"): the flag has stood ``rotate_after_s`` times one
+    plus this device's rank among the roster's active devices since it first saw it.
+    In ``approve`` mode only a device that approved every current holder of the
+    latest key takes a turn: any other would strand a holder (docs/findings.md, F5).
+    Returns whether this device rotated."""
+    after = device.config.rotate_after_s
+    flagged = (device.store.get("graphs", graph_id) or {}).get("rotate")
+    if after is None or flagged is None or device.behind(graph_id):
+        return False
+    current = device.roster(graph_id) or await roster(device, graph_id)
+    if current is None:
+        return False
+    active = sorted(d for d, e in current.items() if e["revokedAt"] is None)
+    rank = active.index(device.device_id) if device.device_id in active else len(active)
+    waited_ms = device.clock.now_ms() - flagged
+    if not 0 <= after * 1000 * (1 + rank) <= waited_ms:
+        return False
+    if device.config.approval_mode == APPROVE and not await _approved_every_holder(
+        device, graph_id, current
+    ):
+        return False
+    rotated = await device.rotate(graph_id)
+    if rotated:
+        device.emit("rotation.honoured", graph_id, waited_ms=waited_ms)
+    return rotated
+
+
+async def _approved_every_holder(device, graph_id: str, current: dict[str, dict]) -> bool:
+    """Whether the gate lets through every active device holding the latest epoch."""
+    response = await device.request("GET", f"/graphs/{graph_id}/keygaps")
+    if response.status != 200:
+        return False
+    answer = response.json()
+    lacking = {g["deviceId"] for g in answer["gaps"] if answer["latestEpoch"] in g["epochs"]}
+    return all(
+        device_id == device.device_id
+        or decide(device.pin(device_id), entry, device.config.approval_mode).wrap
+        for device_id, entry in sorted(current.items())
+        if entry["revokedAt"] is None and device_id not in lacking
+    )
 
 
 def gate(device, graph_id: str, entry: dict) -> bool:

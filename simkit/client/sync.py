@@ -11,6 +11,7 @@ from simkit.client import keyops
 from simkit.client.approval import APPROVED, fingerprint_of, self_sig_valid
 from simkit.client.logverify import (
     ALARM,
+    OK,
     LogState,
     due_checkpoint,
     fold,
@@ -23,8 +24,6 @@ from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol.canonical import compact_json
 from simkit.protocol.derived import checkpoint_record_id
 from simkit.protocol.records import seal_record, sign_record
-
-LOG_PAGE = 500
 
 
 def prior_rev(record: dict | None) -> int:
@@ -42,9 +41,7 @@ async def sync_graph(device, graph_id: str) -> dict:
         and device.due(graph_id, "grants")
     ):
         await keyops.grant_gaps(device, graph_id)
-    meta = device.store.get("graphs", graph_id) or {}
-    if meta.get("rotate") and device.config.auto_rotate and not device.behind(graph_id):
-        await device.rotate(graph_id)
+    await keyops.honour_rotation(device, graph_id)
     stats["pushed"] += await push(device, graph_id)
     for sub_key, sub in device.subscriptions(graph_id):
         pulled, refused = await pull(device, graph_id, sub_key, sub)
@@ -70,6 +67,17 @@ def _op(device, graph_id: str, sk: str, record: dict, epoch: int, key: bytes) ->
         shard = device.config.shard_of(record) if device.config.shard_of else None
         if shard is not None:
             op["sh"] = shard
+    return op
+
+
+def _sealed(device, graph_id: str, sk: str, record: dict, epoch: int, key: bytes) -> dict:
+    """The op for a queued write, sealed once per version and epoch: a retry resends
+    the same ciphertext (a new write or a new epoch seals afresh)."""
+    cached = device.sealed.get((sk, record["id"]))
+    if cached is not None and cached[0] is record and cached[1] == epoch:
+        return cached[2]
+    op = _op(device, graph_id, sk, record, epoch, key)
+    device.sealed[sk, record["id"]] = (record, epoch, op)
     return op
 
 
@@ -111,9 +119,14 @@ async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
         device.emit("keys.behind", graph_id, held=len(queue))
         return 0, False
     epoch, key = ring.current, ring.keys[ring.current]
-    ops = [_op(device, graph_id, sk, entry["r"], epoch, key) for entry in queue.values()]
+    ops = [_sealed(device, graph_id, sk, entry["r"], epoch, key) for entry in queue.values()]
+    for stale in [k for k in device.sealed if k[0] == sk and k[1] not in queue]:
+        del device.sealed[stale]  # settled, or lost to the relay's copy
     landed, repaired = 0, False
-    for batch in _batches(device, ops):
+    batches = list(_batches(device, ops))
+    if len(batches) > 1:
+        device.emit("push.batches", graph_id, batches=len(batches))
+    for batch in batches:
         response = await device.request("POST", f"/graphs/{graph_id}/push", {"ops": batch})
         if response.status != 200:
             refusal = device.refusal(response)
@@ -209,6 +222,7 @@ def _skip_echo(device, graph_id, batch, accepted: int, rejected: dict, cursor: i
     sub_cursor = device.store.get("cursor", graph_id, 0)
     if accepted == len(batch) and not rejected and cursor == sub_cursor + len(batch):
         device.store.put("cursor", graph_id, cursor)
+        device.emit("echo.skipped", graph_id, cursor=cursor)
 
 
 # -- pull ------------------------------------------------------------------------------
@@ -220,7 +234,7 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
     applied = refused = 0
     while True:
         cursor = device.store.get("cursor", sub_key, 0)
-        query = {"after": str(cursor), "limit": "500"}
+        query = {"after": str(cursor), "limit": str(device.config.pull_limit)}
         if sub["kinds"]:
             query["kinds"] = ",".join(sub["kinds"])
         if sub["shards"]:
@@ -233,12 +247,14 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         device.note_epoch(graph_id, answer.get("epoch"))
         needs_roster = answer["ops"] and device.roster(graph_id) is None
         if needs_roster and await keyops.roster(device, graph_id) is None:
+            device.emit("roster.deferred", graph_id, cursor=cursor)
             return applied, refused  # rule 6: defer the batch, keep the cursor
         stopped_at = None
         for op in answer["ops"]:
             outcome = await _receive(device, graph_id, sk, op)
             if outcome is None and not device.skip_missing_epoch():
                 stopped_at = op["seq"]  # rule 4: missing epoch, stop before this op
+                device.emit("pull.stopped", graph_id, seq=stopped_at, epoch=op.get("e"))
                 break
             if isinstance(outcome, Refusal):
                 refused += 1
@@ -308,7 +324,10 @@ def _apply(device, graph_id: str, sk: str, record: dict) -> None:
     if held is not None and held["at"] > record["at"]:
         if device.store.get(f"queue:{sk}", rid) is not None:
             device.store.put(f"shadow:{sk}", rid, record)
+            device.emit("lww.kept-local", graph_id, recordId=rid)
         return
+    if held is not None and held["at"] == record["at"]:
+        device.emit("lww.equal-rev", graph_id, recordId=rid, rev=record["at"])
     device.store.put(f"records:{sk}", rid, record)
     device.store.delete(f"refused:{sk}", rid)
     device.store.delete(f"shadow:{sk}", rid)
@@ -344,6 +363,7 @@ def _believe_checkpoint(device, graph_id, sk, opened: Opened, roster: dict) -> N
     if log is None:
         return
     log = with_claim(log, claimed, data["seq"], data["head"])
+    device.emit("checkpoint.believed", graph_id, device=claimed, seq=data["seq"])
     _save_log(device, graph_id, log)
 
 
@@ -353,8 +373,11 @@ def _believe_checkpoint(device, graph_id, sk, opened: Opened, roster: dict) -> N
 def _save_log(device, graph_id: str, log: LogState) -> None:
     before = device.log_state(graph_id)
     device.store.put("log", device.storage_key(graph_id), log)
-    if log.state == ALARM and (before is None or before.state != ALARM):
-        device.emit("log.alarm", graph_id, reason=log.alarm)
+    if before is None or before.state != log.state:
+        if log.state == ALARM:
+            device.emit("log.alarm", graph_id, reason=log.alarm)
+        elif log.state == OK:
+            device.emit("log.ok", graph_id)
 
 
 def _alarm(device, graph_id: str, why: str) -> None:
@@ -366,7 +389,11 @@ async def verify_log(device, graph_id: str) -> None:
     """Fold the log up to the seq served to the unfiltered subscription; check (1) and (2)."""
     sk = device.storage_key(graph_id)
     served = device.store.get("cursor", graph_id, 0)
-    log = device.log_state(graph_id) or LogState.start(sk, served)  # started late: mid-log
+    log = device.log_state(graph_id)
+    if log is None:  # started late: anchored mid-log when records were already served
+        log = LogState.start(sk, served)
+        if log.anchored_from is not None:
+            device.emit("log.anchored", graph_id, seq=served)
     records, refusals = device.store.rows(f"records:{sk}"), device.store.rows(f"refused:{sk}")
 
     def held_rev(record_id):
@@ -381,7 +408,7 @@ async def verify_log(device, graph_id: str) -> None:
     entries = []
     after = log.through
     while log.state != ALARM and log.through < served:  # read the log to its end
-        query = {"after": str(after), "limit": str(LOG_PAGE)}
+        query = {"after": str(after), "limit": str(device.config.log_page)}
         response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
         if response.status != 200:  # e.g. an older relay without the log route
             _save_log(device, graph_id, unverified(log))
@@ -412,6 +439,7 @@ def publish_checkpoint(device, graph_id: str) -> bool:
     slot = checkpoint_record_id(epoch1, device.device_id)
     data = {"v": 1, "d": device.device_id, "seq": boundary, "head": log.heads[str(boundary)]}
     device.write_record(graph_id, slot, {"kind": CHECKPOINT_KIND, "data": data})
+    device.emit("checkpoint.published", graph_id, seq=boundary)
     _save_log(device, graph_id, attrs.evolve(log, published=boundary))
     device.store.commit()
     return True

@@ -5,6 +5,7 @@ spec's retry rule (client rule 10).
 bounded number of attempts; every other answer goes back to the caller.
 """
 
+from collections.abc import Callable
 from typing import Protocol
 
 import attrs
@@ -39,12 +40,19 @@ def retryable(status: int) -> bool:
 
 
 async def send_with_retries(
-    transport: Transport, request: Request, clock: Clock, random, backoff: Backoff
+    transport: Transport,
+    request: Request,
+    clock: Clock,
+    random,
+    backoff: Backoff,
+    on_retry: Callable[[str], None] = lambda why: None,
 ) -> Response:
-    """Send, retrying what rule 10 says to retry; raise RelayUnavailable when out of attempts."""
+    """Send, retrying what rule 10 says to retry; raise RelayUnavailable when out of
+    attempts. ``on_retry`` hears why each retry happens (a status, or ``lost``)."""
     last = "no attempt"
     for attempt in range(backoff.attempts):
         if attempt:
+            on_retry(last.split(":")[0].removeprefix("status "))
             await clock.sleep(backoff.delay(attempt - 1, random()))
         try:
             response = await transport.send(request)

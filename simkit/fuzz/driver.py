@@ -14,7 +14,6 @@ import trio
 import trio.testing
 
 from simkit.errors import SimkitError
-from simkit.sim.clock import VirtualClock
 from simkit.sim.determinism import collecting_rarely, deterministic_trio
 from simkit.sim.spec import WorldSpec
 from simkit.sim.variant import HONEST, Variant
@@ -28,7 +27,7 @@ class DriverError(SimkitError):
 class WorldDriver:
     def __init__(self, spec: WorldSpec, variant: Variant = HONEST) -> None:
         self.world = World(spec, variant)
-        self.clock = VirtualClock()
+        self.clock = self.world.clock
         self._ready = threading.Event()
         self._token = None
         self._stop: trio.Event | None = None

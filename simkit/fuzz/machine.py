@@ -1,34 +1,47 @@
 """Hypothesis state machines whose rules are world actions.
 
 ``HonestMachine`` fuzzes the protocol with an honest relay under network faults,
-clock skew, crashes and every ceremony, and checks every invariant.
-``AdversaryMachine`` switches malicious relay modes on (and steals devices) and
-checks the invariants that must hold whatever the relay does, plus
-alarm-completeness. Invariants run after every step and at quiescence (teardown:
-heal, drain, final checks). Every step is recorded as JSON (``simkit.fuzz.steps``)
-so a failure becomes a reproducer.
+clock skew, crashes, every ceremony (whole or cut between two of its requests),
+blobs, directory and capability changes, and checks every invariant.
+``AdversaryMachine`` adds malicious relay modes (forks with and without a merge
+included), stolen devices and attacks aimed at a device right after it restarts,
+under the same faults, and checks the invariants that must hold whatever the relay
+does. Invariants run after every step and at quiescence (teardown: heal, drain,
+final checks). Every step is recorded as JSON (``simkit.fuzz.steps``) so a failure
+becomes a reproducer.
 
-A variant is fuzzed with ``machine_for(variant, honest=...)``.
+Each example draws its settings and a swarm (``simkit.fuzz.params``): the rules it
+may use. A variant is fuzzed with ``machine_for(variant, honest=...)``.
 """
 
+from hypothesis import event, target
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from simkit.errors import SimkitError
 from simkit.fuzz.driver import WorldDriver
-from simkit.fuzz.steps import GRAPHS, RECORDS, WorldParams, apply_step
+from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
+from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor, Violation
 from simkit.sim.variant import HONEST, Variant
 
 MAX_LINKS = 2
+BLOB_POLICIES = (("retain", None), ("transport", None), ("ephemeral", 1_000), ("ephemeral", 90_000))
 MODES = (
     ("withhold", {"log": "lists"}),
     ("withhold", {"log": "hides"}),
+    ("withhold", {"log": "lists", "fraction": 0.5}),
     ("rollback", {}),
+    ("fork", {}),
     ("reorder", {"what": "log"}),
+    ("reorder", {"what": "pull"}),
     ("replay", {"into": "slot"}),
+    ("replay", {"into": "graph"}),
     ("rewrite-log", {"how": "rev"}),
+    ("rewrite-log", {"how": "drop"}),
     ("substitute-keys", {}),
+    ("drop-wraps", {}),
+    ("substitute-wraps", {}),
     ("lie-epoch", {}),
 )
 
@@ -39,6 +52,11 @@ class InvariantViolation(SimkitError, AssertionError):
     def __init__(self, violations: list[Violation]) -> None:
         self.violations = violations
         super().__init__("\n".join(str(v) for v in violations))
+
+
+def swarm(name: str):
+    """A rule this example may leave out (``WorldParams.rules``)."""
+    return precondition(lambda self: self.params is not None and self.params.enabled(name))
 
 
 class WorldMachine(RuleBasedStateMachine):
@@ -53,6 +71,7 @@ class WorldMachine(RuleBasedStateMachine):
         self.steps: list[dict] = []
         self.monitor = Monitor(self.honest)
         self.links = 0
+        self.blobs: list[tuple[str, str]] = []  # (graph, blob ID) uploaded so far
         type(self).last = self
 
     # -- plumbing -------------------------------------------------------------------------
@@ -60,6 +79,10 @@ class WorldMachine(RuleBasedStateMachine):
     @property
     def world(self):
         return self.driver.world
+
+    @initialize(params=world_params())
+    def world_is(self, params):
+        self.start(params)
 
     def start(self, params: WorldParams) -> None:
         self.params = params
@@ -83,6 +106,17 @@ class WorldMachine(RuleBasedStateMachine):
     def graphs_of(self, device_id: str) -> list[str]:
         return self.world.graphs_of(self.world.slots[device_id].member)
 
+    def device_and_graph(self, data) -> tuple[str, str] | None:
+        """A running device that belongs to some graph, and one of its graphs."""
+        devices = [d for d in self.alive() if self.graphs_of(d)]
+        if not devices:
+            return None
+        device = self.pick(data, devices, "device")
+        return device, self.pick(data, self.graphs_of(device), "graph")
+
+    def pick(self, data, items, label: str):
+        return data.draw(st.sampled_from(items), label=label)
+
     @invariant()
     def invariants_hold(self) -> None:
         if self.driver is not None:
@@ -96,13 +130,21 @@ class WorldMachine(RuleBasedStateMachine):
         try:
             self.driver.run(self.world.quiesce)
             violations = self.monitor.final(self.world)
-            self.trace_hash = self.world.trace.trace_hash()
+            self._report_coverage()
             if violations:
                 raise InvariantViolation(violations)
         finally:
             self.driver.close()
 
-    # -- rules ------------------------------------------------------------------------
+    def _report_coverage(self) -> None:
+        """Tell Hypothesis what this example reached: a statistic per behaviour, and a
+        target (more behaviours in one example) that steers generation toward them."""
+        reached = self.world.coverage.reached
+        for name in sorted(reached):
+            event(f"behaviour: {name}")
+        target(float(len(reached)), label="behaviours reached")
+
+    # -- the application's users ----------------------------------------------------------
 
     @rule(seconds=st.sampled_from([1, 5, 30, 120]))
     def advance(self, seconds):
@@ -110,13 +152,15 @@ class WorldMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), record=st.sampled_from(RECORDS), delete=st.booleans())
     def write(self, data, record, delete):
-        if not self.alive():
+        """Any running device writes, the thief's included."""
+        chosen = self.device_and_graph(data)
+        if chosen is None:
             return
-        device = data.draw(st.sampled_from(self.alive()), label="device")
-        graph = data.draw(st.sampled_from(self.graphs_of(device)), label="graph")
+        device, graph = chosen
         op = "delete" if delete else "edit"
         self.do(rule="write", device=device, graph=graph, record=record, op=op)
 
+    @swarm("concurrent")
     @rule(data=st.data(), record=st.sampled_from(RECORDS))
     def concurrent_write(self, data, record):
         """Two devices write one record at the same instant (equal revs are likely)."""
@@ -127,6 +171,17 @@ class WorldMachine(RuleBasedStateMachine):
         pair = data.draw(st.lists(st.sampled_from(writers), min_size=2, max_size=2, unique=True))
         self.do(rule="concurrent", devices=pair, graph=graph, record=record)
 
+    @swarm("burst")
+    @rule(data=st.data(), count=st.sampled_from([70, 140]))
+    def burst(self, data, count):
+        """Enough new records at once to cross a checkpoint boundary."""
+        chosen = self.device_and_graph(data)
+        if chosen is None:
+            return
+        device, graph = chosen
+        self.do(rule="burst", device=device, graph=graph, count=count)
+
+    @swarm("refresh")
     @rule(data=st.data())
     def refresh(self, data):
         """Several users press "sync now" at once (concurrent key grants, pushes, pulls)."""
@@ -137,16 +192,52 @@ class WorldMachine(RuleBasedStateMachine):
         )
         self.do(rule="refresh", devices=sorted(devices))
 
+    # -- ceremonies -----------------------------------------------------------------------
+
+    def ceremonies(self, data) -> list[dict]:
+        """The ceremonies that can start now, as steps."""
+        out = []
+        if self.links < MAX_LINKS:
+            member = self.pick(data, ["alice", "bob"], "member")
+            out.append({"rule": "link", "member": member, "device": f"{member[0]}{6 + self.links}"})
+        pairs = self._same_member_pairs()
+        if pairs:
+            by, device = self.pick(data, pairs, "revoke")
+            out.append({"rule": "revoke", "by": by, "device": device})
+        holders = [d for d in self.honest_devices() if self.graphs_of(d)]
+        if holders:
+            by = self.pick(data, holders, "rotator")
+            graph = self.pick(data, self.graphs_of(by), "graph")
+            out.append({"rule": "rotate", "by": by, "graph": graph})
+        alices = [d for d in self.honest_devices() if self.world.slots[d].member == "alice"]
+        if alices and "a9" not in self.world.slots:
+            source = self.pick(data, alices, "source")
+            out.append({"rule": "recover", "member": "alice", "device": "a9", "source": source})
+        inviters = [d for d in self.honest_devices() if "g:team" in self.graphs_of(d)]
+        if inviters and "d1" not in self.world.slots:
+            by = self.pick(data, inviters, "inviter")
+            out.append(
+                {"rule": "invite", "by": by, "graph": "g:team", "member": "dave", "device": "d1"}
+            )
+        return out
+
+    def ceremony(self, step: dict) -> None:
+        if step["rule"] == "link":
+            self.links += 1
+        self.do(**step)
+
+    @swarm("link")
     @precondition(lambda self: self.links < MAX_LINKS)
     @rule(member=st.sampled_from(("alice", "bob")), announce=st.booleans())
     def link(self, member, announce):
         """A new device registers; ``announce``: the app has every device sync at once."""
-        self.links += 1
-        device = f"{member[0]}{5 + self.links}"
-        self.do(rule="link", member=member, device=device, announce=announce)
+        device = f"{member[0]}{6 + self.links}"
+        self.ceremony({"rule": "link", "member": member, "device": device, "announce": announce})
 
+    @swarm("approve")
     @rule(data=st.data())
     def approve_or_reject(self, data):
+        """A human decides on a pending device: by comparing pairing codes, or blindly."""
         pending = [
             (by, d)
             for by in self.honest_devices()
@@ -155,8 +246,8 @@ class WorldMachine(RuleBasedStateMachine):
         ]
         if not pending:
             return
-        by, device = data.draw(st.sampled_from(pending), label="pending")
-        verdict = data.draw(st.sampled_from(["approve", "approve", "reject"]), label="verdict")
+        by, device = self.pick(data, pending, "pending")
+        verdict = self.pick(data, ["pair", "pair", "approve", "reject"], "verdict")
         self.do(rule=verdict, by=by, device=device)
 
     def _same_member_pairs(self) -> list[tuple[str, str]]:
@@ -169,106 +260,214 @@ class WorldMachine(RuleBasedStateMachine):
             if by != d and slots[by].member == slots[d].member
         ]
 
+    @swarm("revoke")
     @rule(data=st.data())
     def revoke(self, data):
         pairs = self._same_member_pairs()
         if pairs:
-            by, device = data.draw(st.sampled_from(pairs), label="revoke")
-            self.do(rule="revoke", by=by, device=device)
+            by, device = self.pick(data, pairs, "revoke")
+            self.ceremony({"rule": "revoke", "by": by, "device": device})
 
+    @swarm("rotate")
     @rule(data=st.data(), graph=st.sampled_from(GRAPHS))
     def rotate(self, data, graph):
-        holders = [d for d in self.honest_devices() if graph in self.graphs_of(d)]
+        """Any running holder rotates (a thief too)."""
+        holders = [d for d in self.alive() if graph in self.graphs_of(d)]
         if holders:
-            self.do(rule="rotate", by=data.draw(st.sampled_from(holders)), graph=graph)
+            self.ceremony(
+                {"rule": "rotate", "by": self.pick(data, holders, "rotator"), "graph": graph}
+            )
 
+    @swarm("recover")
     @rule(data=st.data())
     def recover(self, data):
         alices = [d for d in self.honest_devices() if self.world.slots[d].member == "alice"]
         if alices and "a9" not in self.world.slots:
-            source = data.draw(st.sampled_from(alices), label="source")
-            self.do(rule="recover", member="alice", device="a9", source=source)
+            source = self.pick(data, alices, "source")
+            self.ceremony({"rule": "recover", "member": "alice", "device": "a9", "source": source})
 
+    @swarm("invite")
+    @rule(data=st.data())
+    def invite(self, data):
+        """A member invites a new member, dave, to the group: dave's device opens the invite."""
+        inviters = [d for d in self.honest_devices() if "g:team" in self.graphs_of(d)]
+        if inviters and "d1" not in self.world.slots:
+            by = self.pick(data, inviters, "inviter")
+            self.ceremony(
+                {"rule": "invite", "by": by, "graph": "g:team", "member": "dave", "device": "d1"}
+            )
+
+    @swarm("interrupt")
+    @rule(
+        data=st.data(),
+        requests=st.integers(1, 8),
+        before=st.booleans(),
+        fault=st.sampled_from(["crash", "partition"]),
+    )
+    def interrupt(self, data, requests, before, fault):
+        """A ceremony cut by a crash or a partition right before (or after) one of its
+        requests: who finishes it afterwards is what the invariants check."""
+        choices = self.ceremonies(data)
+        if not choices:
+            return
+        step = self.pick(data, choices, "ceremony")
+        if step["rule"] == "link":
+            self.links += 1
+        self.do(rule="interrupt", ceremony=step, requests=requests, before=before, fault=fault)
+
+    # -- the directory --------------------------------------------------------------------
+
+    @swarm("membership")
+    @rule(member=st.sampled_from(("carol", "bob")), leave=st.booleans())
+    def membership(self, member, leave):
+        """A member leaves or rejoins the group (the roster keeps its devices)."""
+        self.do(rule="leave" if leave else "join", member=member)
+
+    @swarm("capability")
+    @rule(
+        member=st.sampled_from(("bob", "carol")),
+        may=st.sampled_from(["read-only", "all", "no-rotate"]),
+    )
+    def capability(self, member, may):
+        self.do(rule="capability", member=member, may=may)
+
+    # -- blobs ----------------------------------------------------------------------------
+
+    @swarm("blobs")
+    @rule(data=st.data(), policy=st.sampled_from(BLOB_POLICIES))
+    def blob_upload(self, data, policy):
+        chosen = self.device_and_graph(data)
+        if chosen is None:
+            return
+        device, graph = chosen
+        blob = f"{device}-b{len(self.steps)}"
+        self.blobs.append((graph, blob))
+        name, ttl = policy
+        self.do(rule="blob-upload", device=device, graph=graph, blob=blob, policy=name, ttl=ttl)
+
+    @swarm("blobs")
+    @rule(data=st.data(), ack=st.booleans(), delete=st.booleans())
+    def blob_use(self, data, ack, delete):
+        """A member's device fetches a blob (and acks it), or deletes it."""
+        if not self.blobs or not self.alive():
+            return
+        graph, blob = self.pick(data, self.blobs, "blob")
+        readers = [d for d in self.alive() if graph in self.graphs_of(d)]
+        if not readers:
+            return
+        device = self.pick(data, readers, "device")
+        if delete:
+            self.do(rule="blob-delete", device=device, graph=graph, blob=blob)
+        else:
+            self.do(rule="blob-fetch", device=device, graph=graph, blob=blob, ack=ack)
+
+    @swarm("blobs")
+    @precondition(lambda self: self.params.relay.get("sweep_interval_ms") == 0)
+    @rule()
+    def sweep(self):
+        """The built-in sweeper is off: the one external job sweeps."""
+        self.do(rule="sweep")
+
+    # -- faults ---------------------------------------------------------------------------
+
+    @swarm("crash")
     @rule(data=st.data())
     def crash_or_restart(self, data):
         down = [
             d for d, s in sorted(self.world.slots.items()) if s.device is None and not s.revoked
         ]
         if down and data.draw(st.booleans(), label="restart"):
-            self.do(rule="restart", device=data.draw(st.sampled_from(down)))
+            self.do(rule="restart", device=self.pick(data, down, "device"))
         elif len(self.honest_devices()) > 2:
-            self.do(rule="crash", device=data.draw(st.sampled_from(self.honest_devices())))
+            self.do(rule="crash", device=self.pick(data, self.honest_devices(), "device"))
 
+    @swarm("jump")
     @rule(data=st.data(), ms=st.sampled_from([-600_000, -90_000, 90_000, 400_000, 3_600_000]))
     def jump_clock(self, data, ms):
         if not self.honest_devices():
             return
-        self.do(rule="jump", device=data.draw(st.sampled_from(self.honest_devices())), ms=ms)
+        self.do(rule="jump", device=self.pick(data, self.honest_devices(), "device"), ms=ms)
 
-
-class HonestMachine(WorldMachine):
-    """An honest relay under network faults, clock skew and crashes."""
-
-    @initialize(
-        seed=st.integers(0, 2**32 - 1),
-        approval=st.sampled_from(["observe", "approve"]),
-        skew=st.sampled_from([0, 60_000, 180_000]),
-        loss=st.sampled_from([0.0, 0.01, 0.05]),
-    )
-    def world_is(self, seed, approval, skew, loss):
-        self.start(WorldParams(seed, approval, skew, loss, loss))
-
+    @swarm("partition")
     @rule(data=st.data(), seconds=st.sampled_from([10, 60, 300]))
     def partition(self, data, seconds):
-        if not self.honest_devices():
+        if not self.alive():
             return
         devices = data.draw(
-            st.lists(st.sampled_from(self.honest_devices()), min_size=1, max_size=3, unique=True)
+            st.lists(st.sampled_from(self.alive()), min_size=1, max_size=3, unique=True)
         )
         self.do(rule="partition", devices=sorted(devices), seconds=seconds)
 
+    @swarm("partition")
     @rule()
     def heal(self):
         self.do(rule="heal")
 
+    @swarm("errors")
     @rule(seconds=st.sampled_from([5, 30]), status=st.sampled_from([503, 429]))
     def relay_trouble(self, seconds, status):
         self.do(rule="errors", status=status, seconds=seconds)
 
+    @swarm("relay-crash")
     @rule(seconds=st.sampled_from([5, 30]))
     def relay_crash(self, seconds):
         self.do(rule="relay-crash", seconds=seconds)
 
 
+class HonestMachine(WorldMachine):
+    """An honest relay under network faults, clock skew and crashes."""
+
+
 class AdversaryMachine(WorldMachine):
-    """A relay that turns malicious for chosen devices, and devices that get stolen."""
+    """A relay that turns malicious for chosen devices (forks included), devices that
+    get stolen, and attacks aimed at a device right after it restarts."""
 
     honest = False
 
-    @initialize(seed=st.integers(0, 2**32 - 1), approval=st.sampled_from(["observe", "approve"]))
-    def world_is(self, seed, approval):
-        self.start(WorldParams(seed, approval))
-
-    @rule(data=st.data(), mode=st.sampled_from(MODES))
-    def malicious(self, data, mode):
-        name, params = mode
-        if len(self.honest_devices()) < 2:
-            return
-        target = data.draw(st.sampled_from(self.honest_devices()), label="target")
+    def _mode(self, data, name: str, params: dict, target: str) -> dict:
         params = dict(params)
         if name == "rollback":
             params["snapshot_at"] = 0
         if name == "substitute-keys":
             others = [d for d in self.honest_devices() if d != target]
-            params["victim"] = data.draw(st.sampled_from(others), label="victim")
-        self.do(rule="adversary", mode=name, targets=[target], params=params)
+            params["victim"] = self.pick(data, others, "victim")
+        return {"rule": "adversary", "mode": name, "targets": [target], "params": params}
 
+    @swarm("adversary")
+    @rule(data=st.data(), mode=st.sampled_from(MODES))
+    def malicious(self, data, mode):
+        if len(self.honest_devices()) < 2:
+            return
+        target = self.pick(data, self.honest_devices(), "target")
+        self.do(**self._mode(data, *mode, target))
+
+    @swarm("adversary")
+    @rule()
+    def merge(self):
+        """The relay ends its oldest mode: a fork or rollback meets the honest history."""
+        self.do(rule="merge")
+
+    @swarm("adversary")
+    @rule(data=st.data(), mode=st.sampled_from(MODES))
+    def attack_after_restart(self, data, mode):
+        """A crashed device boots and is attacked at once, on what it kept across the
+        crash (pins, epochs, checkpoints, cursors)."""
+        down = [
+            d for d, s in sorted(self.world.slots.items()) if s.device is None and not s.revoked
+        ]
+        if not down or not self.honest_devices():
+            return
+        target = self.pick(data, down, "device")
+        self.do(rule="restart", device=target)
+        self.do(**self._mode(data, *mode, target))
+
+    @swarm("steal")
     @rule(data=st.data())
     def steal(self, data):
         pairs = self._same_member_pairs()
         if pairs:
-            by, device = data.draw(st.sampled_from(pairs), label="steal")
-            self.do(rule="steal", by=by, device=device)
+            by, device = self.pick(data, pairs, "steal")
+            self.ceremony({"rule": "steal", "by": by, "device": device})
 
 
 def machine_for(variant: Variant, honest: bool) -> type[WorldMachine]:

@@ -118,11 +118,12 @@ def replay(repro: Reproducer) -> Replay:
 def replay_summary(repro: Reproducer, result: Replay, name: str) -> dict:
     """A replayed run as a report summary (docs/reports.md): the invariants as far as
     the replay checked them, and the violation with the step it broke after."""
-    honest = repro.machine == "honest"
     stopped = None
     if result.failed_at is not None and result.failed_at < len(repro.steps):
-        stopped = result.where(repro).split(":")[0]
-    checks = verdicts(result.monitor, result.violations, honest=honest, stopped=stopped)
+        stopped = (
+            "before the first step" if result.failed_at < 0 else f"after step {result.failed_at}"
+        )
+    checks = verdicts(result.monitor, result.violations, stopped=stopped)
     reproduces = bool(result.violations) == bool(repro.violations)
     summary = {
         "scenario": name,

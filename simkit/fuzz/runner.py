@@ -21,6 +21,7 @@ from simkit.bench import wall_clock
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
 from simkit.invariants import Monitor
+from simkit.sim.behaviours import Coverage
 from simkit.sim.variant import Variant
 
 CHUNK_EXAMPLES = 5
@@ -36,6 +37,7 @@ class FuzzResult:
     failing: WorldMachine | None = None  # the last run that broke an invariant (the shrunk one)
     reproducer: Reproducer | None = None
     failure: str | None = None
+    coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
 
 
 def _counted(machine: type[WorldMachine], result: FuzzResult, start: float):
@@ -56,8 +58,12 @@ def _counted(machine: type[WorldMachine], result: FuzzResult, start: float):
                 super().invariants_hold()
 
         def teardown(self):
-            with _noting(result, start, self):
-                super().teardown()
+            try:
+                with _noting(result, start, self):
+                    super().teardown()
+            finally:
+                if self.driver is not None:
+                    result.coverage.merge(self.world.coverage)
 
     Counted.__name__ = machine.__name__
     return Counted

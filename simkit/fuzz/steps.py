@@ -1,98 +1,72 @@
 """Fuzz steps: world actions as plain JSON data.
 
 The state machines and ``simkit replay`` apply steps through ``apply_step`` only,
-so a reproducer's step list reruns exactly what the fuzzer did.
+so a reproducer's step list reruns exactly what the fuzzer did. Each rule is one
+small function; ``RULES`` maps a step's ``rule`` to it.
 """
 
 import functools
 
-import attrs
 import trio
 
+from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
 from simkit.errors import SimkitError
+from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
-from simkit.sim.network import NetworkProfile
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import Write, plaintext
+from simkit.sim.world import Tripwire
 
-MEMBERS = {"alice": ("a1", "a2"), "bob": ("b1", "b2"), "carol": ("c1",)}
-GRAPHS = ("g:team", "u:alice", "d:alice:bob")
-RECORDS = ("r0", "r1", "r2", "r3")
+__all__ = ["MEMBERS", "RULES", "StepError", "WorldParams", "apply_step"]
 
 
 class StepError(SimkitError, ValueError):
     """A step names an unknown rule or misses a field."""
 
 
-@attrs.frozen
-class WorldParams:
-    """What a fuzz world is, besides its steps (all JSON in a reproducer)."""
-
-    seed: int
-    approval_mode: str = "observe"
-    max_offset_ms: int = 0
-    request_loss: float = 0.0
-    response_loss: float = 0.0
-
-    def spec(self) -> S.WorldSpec:
-        return S.WorldSpec(
-            seed=self.seed,
-            devices=MEMBERS,
-            groups={"team": tuple(MEMBERS)},
-            graphs=GRAPHS,
-            clocks=S.ClockSpec(max_offset_ms=self.max_offset_ms),
-            network=NetworkProfile(
-                request_loss=self.request_loss, response_loss=self.response_loss
-            ),
-            duration_s=0,
-            drain_s=600,
-            approval_mode=self.approval_mode,
-        )
-
-    def to_json(self) -> dict:
-        return attrs.asdict(self)
-
-
 def apply_step(driver, step: dict, index: int) -> None:
     """Do one step in the driven world (and wait until it settles)."""
-    world, rule = driver.world, step.get("rule")
-    now = driver.now()
+    rule = step.get("rule")
+    do = RULES.get(rule)
+    if do is None:
+        raise StepError(f"step {index}: unknown rule {rule!r}")
     try:
-        if rule == "advance":
-            driver.advance(step["seconds"])
-        elif rule == "write":
-            driver.do(world.apply, step["device"], _write(world, step, index))
-        elif rule == "concurrent":
-            for device_id in step["devices"]:
-                driver.do(
-                    world.apply, device_id, _write(world, {**step, "device": device_id}, index)
-                )
-        elif rule == "refresh":
-            driver.run(_refresh, [world.slots[d].device for d in step["devices"]])
-        elif rule == "heal":
-            driver.do(world.network.heal)
-        elif rule == "restart":
-            driver.do(world.restart, step["device"])
-        elif rule in _ACTIONS:
-            driver.run(perform_now, world, _ACTIONS[rule](step, now))
-            if step.get("announce"):  # the app tells every online device to sync now
-                driver.run(_refresh, [s.device for _, s in sorted(world.slots.items())])
-        else:
-            raise StepError(f"step {index}: unknown rule {rule!r}")
+        do(driver, step, index)
     except KeyError as exc:
         raise StepError(f"step {index} ({rule}): missing field {exc}") from None
 
 
-async def _refresh(devices) -> None:
-    """Users press "sync now" on several devices at the same instant."""
-    async with trio.open_nursery() as nursery:
-        for device in devices:
-            if device is not None:
-                nursery.start_soon(functools.partial(device.sync, full=True))
+# -- the application's users -------------------------------------------------------------
 
 
-def _write(world, step: dict, index: int) -> Write:
+def _write(driver, step, index) -> None:
+    world = driver.world
+    driver.do(world.apply, step["device"], _app_write(world, step, index))
+
+
+def _concurrent(driver, step, index) -> None:
+    """Two devices write one record at the same instant (equal revs are likely)."""
+    world = driver.world
+    for device_id in step["devices"]:
+        driver.do(world.apply, device_id, _app_write(world, {**step, "device": device_id}, index))
+
+
+def _burst(driver, step, index) -> None:
+    """Many new records at once, enough to cross a checkpoint boundary (64 seqs)."""
+    world = driver.world
+    slot = world.slots[step["device"]]
+    graph_id = graph_id_for(step["graph"], slot.member)
+
+    def burst():
+        for i in range(step["count"]):
+            data = plaintext(step["device"], index * 1000 + i, 16)
+            world.apply(step["device"], Write(graph_id, f"x{index}-{i}", "create", "note", data))
+
+    driver.do(burst)
+
+
+def _app_write(world, step: dict, index: int) -> Write:
     slot = world.slots[step["device"]]
     graph_id = graph_id_for(step["graph"], slot.member)
     held = slot.device.get(graph_id, step["record"])
@@ -102,18 +76,184 @@ def _write(world, step: dict, index: int) -> Write:
     return Write(graph_id, step["record"], op, kind, data)
 
 
-_ACTIONS = {
-    "link": lambda s, now: S.LinkDevice(s["member"], s["device"], now),
-    "approve": lambda s, now: S.Approve(s["by"], s["device"], now),
-    "reject": lambda s, now: S.Reject(s["by"], s["device"], now),
-    "revoke": lambda s, now: S.Revoke(s["by"], s["device"], now),
-    "steal": lambda s, now: S.Steal(s["by"], s["device"], now),
-    "rotate": lambda s, now: S.Rotate(s["by"], s["graph"], now),
-    "recover": lambda s, now: S.Recover(s["member"], s["device"], s["source"], now),
-    "partition": lambda s, now: S.Partition(tuple(s["devices"]), now, now + s["seconds"]),
-    "crash": lambda s, now: S.CrashDevice(s["device"], now, restart_after=None),
-    "relay-crash": lambda s, now: S.CrashRelay(now, now + s["seconds"]),
-    "errors": lambda s, now: S.ErrorBurst(s["status"], now, now + s["seconds"]),
-    "jump": lambda s, now: S.ClockStep(s["device"], now, s["ms"]),
-    "adversary": lambda s, now: S.Adversary(s["mode"], now, tuple(s["targets"]), s["params"]),
+def _refresh(driver, step, index) -> None:
+    driver.run(_sync_now, [driver.world.slots[d].device for d in step["devices"]])
+
+
+async def _sync_now(devices) -> None:
+    """Users press "sync now" on several devices at the same instant."""
+    async with trio.open_nursery() as nursery:
+        for device in devices:
+            if device is not None:
+                nursery.start_soon(functools.partial(device.sync, full=True))
+
+
+def _pair(driver, step, index) -> None:
+    """A human compares the pairing codes the two devices show: approve when they
+    match, reject when they differ (keys substituted on the way)."""
+    world = driver.world
+    holder, new = world.slots[step["by"]].device, world.slots[step["device"]].device
+    if holder is None or holder.store.get("seen", step["device"]) is None:
+        return
+    shown = holder.pairing_code_of(step["device"])
+    same = new is not None and shown == new.pairing_code()
+    _perform(driver, (S.Approve if same else S.Reject)(step["by"], step["device"], driver.now()))
+
+
+# -- blobs ---------------------------------------------------------------------------------
+
+
+def _blob_call(driver, step, call) -> None:
+    """Run a blob call on a device; a refusal is the application's to handle (traced)."""
+    world = driver.world
+    slot = world.slots[step["device"]]
+    if slot.device is None:
+        return
+    graph_id = graph_id_for(step["graph"], slot.member)
+
+    async def attempt():
+        try:
+            await call(slot.device, graph_id)
+        except SimkitError as exc:
+            world.note(
+                "event", step["device"], name="app.blob-failed", blob=step["blob"], detail=str(exc)
+            )
+
+    driver.run(world.on_device, step["device"], attempt)
+
+
+def _blob_upload(driver, step, index) -> None:
+    blob = step["blob"]
+    data = b"blob:" + blob.encode()
+
+    async def call(device, graph_id):
+        await upload_blob(device, graph_id, blob, data, step["policy"], step.get("ttl"))
+
+    _blob_call(driver, step, call)
+
+
+def _blob_fetch(driver, step, index) -> None:
+    async def call(device, graph_id):
+        await download_blob(device, graph_id, step["blob"])
+        if step.get("ack"):
+            await ack_blob(device, graph_id, step["blob"])
+
+    _blob_call(driver, step, call)
+
+
+def _blob_delete(driver, step, index) -> None:
+    async def call(device, graph_id):
+        await delete_blob(device, graph_id, step["blob"])
+
+    _blob_call(driver, step, call)
+
+
+def _sweep(driver, step, index) -> None:
+    """The one external job that sweeps when the built-in sweeper is off (interval 0)."""
+    world = driver.world
+    if world.relay_up:
+        driver.do(world.relay.sweep)
+
+
+# -- the directory -------------------------------------------------------------------------
+
+
+def _membership(driver, step, index) -> None:
+    action = S.Leave if step["rule"] == "leave" else S.Join
+    _perform(driver, action(GROUP, step["member"], driver.now()))
+
+
+def _capability(driver, step, index) -> None:
+    """The host changes what a member may do in the group (read-only, no rotate, all)."""
+    driver.do(driver.world.host.set_capabilities, step["member"], GROUP, CAPABILITIES[step["may"]])
+
+
+# -- faults, ceremonies, the adversary ---------------------------------------------------
+
+
+def _heal(driver, step, index) -> None:
+    driver.do(driver.world.network.heal)
+
+
+def _restart(driver, step, index) -> None:
+    driver.do(driver.world.restart, step["device"])
+
+
+def _merge(driver, step, index) -> None:
+    """The relay stops its oldest malicious mode (a fork meets the honest history)."""
+    adversary = driver.world.adversary
+    if adversary.modes:
+        driver.do(adversary.switch_off, adversary.modes[0])
+
+
+def _interrupt(driver, step, index) -> None:
+    """Arm a crash or a partition on the ceremony's device right before (or after) its
+    k-th request, then run the ceremony: it stops between two of its steps."""
+    world, ceremony = driver.world, step["ceremony"]
+    device_id = ceremony.get("device") if ceremony["rule"] in _NEW_DEVICE else ceremony["by"]
+
+    def fire():
+        if step["fault"] == "crash":
+            world.crash(device_id)
+        else:
+            world.network.partition([device_id], until=trio.current_time() + 60)
+
+    world.tripwires[device_id] = Tripwire(step["requests"], step["before"], fire)
+    try:
+        apply_step(driver, ceremony, index)
+    finally:
+        world.tripwires.pop(device_id, None)
+
+
+_NEW_DEVICE = ("link", "recover", "invite")
+
+
+def _perform(driver, action) -> None:
+    driver.run(perform_now, driver.world, action)
+
+
+def _action(build):
+    def rule(driver, step, index):
+        _perform(driver, build(step, driver.now()))
+        if step.get("announce"):  # the app tells every online device to sync now
+            slots = sorted(driver.world.slots.items())
+            driver.run(_sync_now, [s.device for _, s in slots])
+
+    return rule
+
+
+RULES = {
+    "advance": lambda driver, step, index: driver.advance(step["seconds"]),
+    "write": _write,
+    "concurrent": _concurrent,
+    "burst": _burst,
+    "refresh": _refresh,
+    "pair": _pair,
+    "blob-upload": _blob_upload,
+    "blob-fetch": _blob_fetch,
+    "blob-delete": _blob_delete,
+    "sweep": _sweep,
+    "leave": _membership,
+    "join": _membership,
+    "capability": _capability,
+    "heal": _heal,
+    "restart": _restart,
+    "merge": _merge,
+    "interrupt": _interrupt,
+    "link": _action(lambda s, now: S.LinkDevice(s["member"], s["device"], now)),
+    "approve": _action(lambda s, now: S.Approve(s["by"], s["device"], now)),
+    "reject": _action(lambda s, now: S.Reject(s["by"], s["device"], now)),
+    "revoke": _action(lambda s, now: S.Revoke(s["by"], s["device"], now)),
+    "steal": _action(lambda s, now: S.Steal(s["by"], s["device"], now)),
+    "rotate": _action(lambda s, now: S.Rotate(s["by"], s["graph"], now)),
+    "recover": _action(lambda s, now: S.Recover(s["member"], s["device"], s["source"], now)),
+    "invite": _action(lambda s, now: S.Invite(s["by"], s["graph"], s["member"], s["device"], now)),
+    "partition": _action(lambda s, now: S.Partition(tuple(s["devices"]), now, now + s["seconds"])),
+    "crash": _action(lambda s, now: S.CrashDevice(s["device"], now, restart_after=None)),
+    "relay-crash": _action(lambda s, now: S.CrashRelay(now, now + s["seconds"])),
+    "errors": _action(lambda s, now: S.ErrorBurst(s["status"], now, now + s["seconds"])),
+    "jump": _action(lambda s, now: S.ClockStep(s["device"], now, s["ms"])),
+    "adversary": _action(
+        lambda s, now: S.Adversary(s["mode"], now, tuple(s["targets"]), s["params"])
+    ),
 }

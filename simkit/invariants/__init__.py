@@ -1,18 +1,21 @@
 """simkit.invariants: named checkers over a world's state and trace.
 
-``Monitor(world, honest)`` holds one instance of each applicable invariant:
-``step()`` after every step, ``final()`` at quiescence. Each returns violations
-naming the invariant, graph, devices, records and trace position.
+``Monitor(honest)`` holds one instance of each applicable invariant: ``step()``
+after every step, ``final()`` at quiescence. Both first hand each trace event
+written since the last call to the invariants that observe it and to the world's
+behaviour coverage (one pass, no rescans). Each returns violations naming the
+invariant, graph, devices, records and trace position.
 """
 
 from simkit.invariants.alarms import BOUND_S, AlarmCompleteness, AlarmSoundness
-from simkit.invariants.base import Invariant, Violation
+from simkit.invariants.base import Invariant, Violation, event_key
 from simkit.invariants.blindness import Blindness
+from simkit.invariants.blobs import BlobPolicies
 from simkit.invariants.convergence import Convergence, LastWriteWins, NoLostWrite
 from simkit.invariants.epochs import Epochs, KeyWraps
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
-from simkit.invariants.revocation import Revocation
+from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
 
 ALL = (
     Convergence,
@@ -26,30 +29,51 @@ ALL = (
     AlarmCompleteness,
     Liveness,
     Revocation,
+    RotationOwed,
+    PostRevocationConfidentiality,
+    BlobPolicies,
 )
 NAMES = tuple(cls.name for cls in ALL)
 
 
 class Monitor:
     """The invariants that apply to a world: all of them with an honest relay; those
-    that hold whatever the relay does (and alarm-completeness) with a malicious one."""
+    that hold whatever the relay does with a malicious one."""
 
-    def __init__(self, honest: bool) -> None:
+    def __init__(self, honest: bool, only: tuple[str, ...] | None = None) -> None:
+        """``only``: just these invariants (a scenario's ``expect.invariants``)."""
         self.invariants = [
             cls()
             for cls in ALL
-            if (honest or not cls.honest_only) and not (honest and cls is AlarmCompleteness)
+            if (honest or not cls.honest_only) and (only is None or cls.name in only)
         ]
+        self._observers: dict[str, list[Invariant]] = {}
+        for invariant in self.invariants:
+            for key in invariant.observes:
+                self._observers.setdefault(key, []).append(invariant)
+        self._read = 0
 
     @property
     def names(self) -> list[str]:
         return [inv.name for inv in self.invariants]
 
+    def _observe(self, world) -> list[Violation]:
+        out = []
+        observers, coverage = self._observers, world.coverage
+        for event in world.trace.since(self._read):
+            coverage.observe(event)
+            for invariant in observers.get(event_key(event), ()):
+                out.extend(invariant.observe(world, event))
+        self._read = len(world.trace)
+        return out
+
     def step(self, world) -> list[Violation]:
-        return [v for inv in self.invariants for v in inv.step(world)]
+        out = self._observe(world)
+        return out + [v for inv in self.invariants for v in inv.step(world)]
 
     def final(self, world) -> list[Violation]:
-        return [v for inv in self.invariants for v in (*inv.step(world), *inv.final(world))]
+        out = self._observe(world)
+        return out + [v for inv in self.invariants for v in (*inv.step(world), *inv.final(world))]
 
 
 __all__ = ["ALL", "BOUND_S", "NAMES", "Invariant", "Monitor", "Violation"]

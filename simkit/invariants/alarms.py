@@ -1,7 +1,10 @@
 """alarm-soundness and alarm-completeness: the log alarm fires when, and only when,
 the relay misbehaves in a way the protocol can detect."""
 
-from simkit.invariants.base import Invariant, events
+from simkit.client.logverify import ALARM
+from simkit.client.schemas import CHECKPOINT_KIND
+from simkit.invariants.base import Invariant
+from simkit.protocol.derived import checkpoint_record_id
 from simkit.sim.clock import DEFAULT_EPOCH_MS
 
 # How long, in simulated seconds after the relay served a direct contradiction, a
@@ -21,15 +24,15 @@ class AlarmSoundness(Invariant):
 
     name = "alarm-soundness"
     honest_only = True
+    observes = ("app.write", "record.restamped", "record.rejected", "log.alarm")
 
     def __init__(self) -> None:
-        self._read = 0
         # (record, rev) -> every (writer, t): two devices may stamp the same rev
         self._writes: dict[tuple[str, int], list[tuple[str, float]]] = {}
         self.known: list[str] = []
 
-    def _written_before_revocation(self, world, event) -> bool:
-        for writer, t in self._writes.get((event.fields["recordId"], event.fields["rev"]), ()):
+    def _written_before_revocation(self, world, fields) -> bool:
+        for writer, t in self._writes.get((fields["recordId"], fields["rev"]), ()):
             device = world.relay.state.devices.get(writer)
             if (
                 device is not None
@@ -39,67 +42,77 @@ class AlarmSoundness(Invariant):
                 return True
         return False
 
-    def step(self, world):
-        out = []
-        for event in world.trace.since(self._read):
-            name = event.fields.get("name") if event.kind == "event" else None
-            if name == "app.write":
-                key = event.fields["recordId"], event.fields["rev"]
-                self._writes.setdefault(key, []).append((event.actor, event.t))
-            elif name == "record.restamped":
-                fields = event.fields
-                for writer, t in self._writes.get((fields["recordId"], fields["old"]), ()):
-                    if writer == event.actor:
-                        self._writes.setdefault((fields["recordId"], fields["new"]), []).append(
-                            (writer, t)
-                        )
-            refused_by_skew = (
-                name == "record.rejected"
-                and event.fields["reason"] == "revoked-device"
-                and self._written_before_revocation(world, event)
+    def observe(self, world, event):
+        fields = event.fields
+        name = fields["name"]
+        if name == "app.write":
+            self._writes.setdefault((fields["recordId"], fields["rev"]), []).append(
+                (event.actor, event.t)
             )
-            if refused_by_skew:
-                self.known.append(f"F2: {event.actor} refused {event.fields['recordId']}")
-                continue
-            if name == "log.alarm":
-                detail = f"{event.actor} raised the log alarm: {event.fields['reason']}"
-            elif name == "record.rejected":
-                detail = (
-                    f"{event.actor} rejected the honest record {event.fields['recordId']} "
-                    f"({event.fields['reason']}: {event.fields['detail']})"
-                )
-            else:
-                continue
-            out.append(
-                self.violation(
-                    world,
-                    detail,
-                    trace_seq=event.seq,
-                    graph=event.fields.get("graph"),
-                    devices=(event.actor,),
-                )
+            return ()
+        if name == "record.restamped":
+            for writer, t in self._writes.get((fields["recordId"], fields["old"]), ()):
+                if writer == event.actor:
+                    self._writes.setdefault((fields["recordId"], fields["new"]), []).append(
+                        (writer, t)
+                    )
+            return ()
+        if name == "record.rejected":
+            if fields["reason"] == "revoked-device" and self._written_before_revocation(
+                world, fields
+            ):
+                self.known.append(f"F2: {event.actor} refused {fields['recordId']}")
+                return ()
+            detail = (
+                f"{event.actor} rejected the honest record {fields['recordId']} "
+                f"({fields['reason']}: {fields['detail']})"
             )
-        self._read = len(world.trace)
-        return out
+        else:
+            detail = f"{event.actor} raised the log alarm: {fields['reason']}"
+        return (
+            self.violation(
+                world,
+                detail,
+                trace_seq=event.seq,
+                graph=fields.get("graph"),
+                devices=(event.actor,),
+            ),
+        )
 
 
 class AlarmCompleteness(Invariant):
-    """With a malicious mode the protocol detects directly (withholding ops the log
-    still lists, a rollback, a reordered log), every target that the relay served the
-    contradiction to reaches ``alarm`` within ``BOUND_S`` simulated seconds of it."""
+    """The alarm fires whenever the protocol can tell. Two cases:
+
+    - a direct contradiction (withholding ops the log still lists, a rollback, a
+      reordered log): every target the relay served one to, while it was the target's
+      only mode, reaches ``alarm`` within ``BOUND_S`` simulated seconds of it;
+    - check (2), what checkpoints catch (forks that meet again, withheld log entries,
+      rewritten logs): a device that holds a peer's believable checkpoint for a
+      boundary it has folded, with a different head, is in ``alarm``. Believable is
+      the spec's rule: the record sits in the slot derived for the ``d`` in its data,
+      and its author (``by``) owns ``d`` in the roster.
+    """
 
     name = "alarm-completeness"
+    observes = ("log.alarm",)
+
+    def __init__(self) -> None:
+        self._alarmed: dict[str, float] = {}
+
+    def observe(self, world, event):
+        self._alarmed.setdefault(event.actor, event.t)
+        return ()
 
     def final(self, world):
-        alarmed = {}
-        for event in events(world, "log.alarm"):
-            alarmed.setdefault(event.actor, event.t)
+        return self._contradictions(world) + self._checkpoints(world)
+
+    def _contradictions(self, world):
         out = []
         for device_id, served_at in sorted(world.adversary.contradictions().items()):
             slot = world.slots.get(device_id)
             if slot is None or slot.revoked:
                 continue
-            at = alarmed.get(device_id)
+            at = self._alarmed.get(device_id)
             if at is None or at > served_at + BOUND_S:
                 late = "never" if at is None else f"only {at - served_at:.1f} s later"
                 out.append(
@@ -110,4 +123,42 @@ class AlarmCompleteness(Invariant):
                         devices=(device_id,),
                     )
                 )
+        return out
+
+    def _checkpoints(self, world):
+        out = []
+        owners = {d: dev.member_id for d, dev in world.relay.state.devices.items()}
+        for device_id, slot in sorted(world.slots.items()):
+            device = slot.device
+            if device is None or slot.revoked:
+                continue
+            for graph_id in device.graphs():
+                log = device.log_state(graph_id)
+                epoch1 = device.keyring(graph_id).keys.get(1)
+                if log is None or log.state == ALARM or log.anchored_from is not None:
+                    continue
+                if epoch1 is None or not device.unfiltered(graph_id):
+                    continue
+                for rid, record in sorted(device.records(graph_id).items()):
+                    if record["kind"] != CHECKPOINT_KIND or record.get("deleted"):
+                        continue
+                    data = record["data"]
+                    peer = data.get("d")
+                    if peer == device_id or owners.get(peer) != record["by"]:
+                        continue
+                    if rid != checkpoint_record_id(epoch1, peer):
+                        continue
+                    ours = log.heads.get(str(data.get("seq")))
+                    if ours is not None and ours != data.get("head"):
+                        out.append(
+                            self.violation(
+                                world,
+                                f"{device_id} holds {peer}'s checkpoint for boundary "
+                                f"{data['seq']}, whose head differs from its own, and is "
+                                f"not in alarm (log status {log.state})",
+                                graph=device.storage_key(graph_id),
+                                devices=(device_id, peer),
+                                records=(rid,),
+                            )
+                        )
         return out

@@ -1,10 +1,12 @@
 """What every invariant shares: the violation it reports and the checker shape."""
 
 import datetime
+from collections.abc import Iterable
 
 import attrs
 
 from simkit.protocol.ids import graph_id_for
+from simkit.protocol.records import check_envelope, open_record
 
 
 def rev_text(rev: int | None) -> str:
@@ -45,11 +47,21 @@ class Violation:
 
 
 class Invariant:
-    """A named checker. ``step`` runs after every step (cheap, may keep history);
-    ``final`` runs at quiescence. Each returns the violations it found."""
+    """A named checker.
+
+    ``observes`` names the trace events it reads (an event's ``name`` for kind
+    ``event``, else the kind): the monitor reads each new trace event once and hands
+    it to ``observe``, so no checker ever scans the whole trace and the trace need
+    not stay in memory. ``step`` runs after every step (cheap, may keep history);
+    ``final`` runs at quiescence. Each returns the violations it found.
+    """
 
     name = "invariant"
     honest_only = False  # only meaningful when the relay is honest
+    observes: tuple[str, ...] = ()
+
+    def observe(self, world, event) -> Iterable["Violation"]:
+        return ()
 
     def step(self, world) -> list[Violation]:
         return []
@@ -61,6 +73,11 @@ class Invariant:
         """A violation seen now (or at the given trace position)."""
         seq = len(world.trace) if trace_seq is None else trace_seq
         return Violation(self.name, detail, trace_seq=seq, **where)
+
+
+def event_key(event) -> str:
+    """What ``Invariant.observes`` names: an event's ``name``, or its kind."""
+    return event.fields.get("name", event.kind) if event.kind == "event" else event.kind
 
 
 def views(world, storage_key: str):
@@ -80,13 +97,36 @@ def views(world, storage_key: str):
             yield device_id, device, graph_id
 
 
-def events(world, name: str):
-    return (e for e in world.trace if e.kind == "event" and e.fields.get("name") == name)
+def opened_row(storage_key: str, row, keys: dict[int, bytes]) -> dict | None:
+    """The record a stored row seals, opened with the keys a device holds (the
+    simulation may read what a user sees; the relay never can). None when it does
+    not open: a row the receivers refuse."""
+    key = keys.get(row.e) if row.e is not None else None
+    if key is None:
+        return None
+    try:
+        return check_envelope(
+            open_record(key, storage_key, row.record_id, row.n, row.c), row.record_id
+        )
+    except ValueError:
+        return None
+
+
+def seen(record: dict | None) -> str:
+    """A record as a user sees it, for a violation's text: rev, author and content."""
+    if record is None:
+        return "nothing"
+    what = "a tombstone" if record.get("deleted") else f"{record.get('kind')} {record.get('data')}"
+    return f"{rev_text(record.get('at'))} by {record.get('by')}: {what}"
 
 
 def can_write(world, device_id: str, storage_key: str) -> bool:
-    """Whether the device's member holds ``write`` for the graph (``g:`` graphs only)."""
+    """Whether the relay takes the device's writes to a graph now: its member belongs
+    to it and, in a ``g:`` graph, holds ``write``."""
+    member = world.slots[device_id].member
+    if storage_key not in world.graphs_of(member):
+        return False
     if not storage_key.startswith("g:"):
         return True
-    granted = world.host.capabilities(world.slots[device_id].member, storage_key[2:])
+    granted = world.host.capabilities(member, storage_key[2:])
     return granted is None or "write" in granted

@@ -1,14 +1,20 @@
-"""convergence, lww and no-lost-write: what devices hold after heal and drain."""
+"""convergence, lww and no-lost-write: what devices hold after heal and drain.
 
-from simkit.invariants.base import Invariant, can_write, events, rev_text, views
+Records are compared as a user sees them (content, deleted flag, author and rev),
+never by ``(recordId, rev)`` alone: two versions of one record may carry the same
+rev (two devices stamping the same instant), and a device that keeps the wrong one
+holds the right rev with the wrong content.
+"""
+
+from simkit.invariants.base import Invariant, can_write, opened_row, rev_text, seen, views
 from simkit.protocol.ids import storage_key
 
 
 class Convergence(Invariant):
     """After heal and drain, every device with an unfiltered view of a graph (and its
-    latest key) holds exactly the relay's LWW winners, apart from records it refused
-    on purpose and its own writes still queued (held by policy, e.g. a read-only
-    member; ``liveness`` says when a queue must have drained)."""
+    latest key) holds exactly the relay's LWW winners, content included, apart from
+    records it refused on purpose and its own writes still queued (held by policy,
+    e.g. a read-only member; ``liveness`` says when a queue must have drained)."""
 
     name = "convergence"
     honest_only = True
@@ -16,28 +22,32 @@ class Convergence(Invariant):
     def final(self, world):
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
-            winners = {rid: row.rev for rid, row in graph.records.items()}
             for device_id, device, graph_id in views(world, sk):
-                held = {rid: r["at"] for rid, r in device.records(graph_id).items()}
+                keys = device.keyring(graph_id).keys
+                held = device.records(graph_id)
                 refused = device.store.rows(f"refused:{sk}")
                 queued = device.store.rows(f"queue:{sk}")  # held by policy (liveness checks)
-                wrong = sorted(
-                    rid
-                    for rid in winners.keys() | held.keys()
-                    if held.get(rid) != winners.get(rid)
-                    and rid not in refused
-                    and rid not in queued
-                )
+                wrong = {}
+                for rid in sorted(graph.records.keys() | held.keys()):
+                    if rid in refused or rid in queued:
+                        continue
+                    row = graph.records.get(rid)
+                    winner = None if row is None else opened_row(sk, row, keys)
+                    if row is not None and winner is None:
+                        continue  # a row nobody can open is refused by every receiver
+                    if held.get(rid) != winner:
+                        wrong[rid] = (held.get(rid), winner)
                 if wrong:
+                    first, (mine, theirs) = next(iter(wrong.items()))
                     out.append(
                         self.violation(
                             world,
                             f"{device_id} does not hold the relay's winners for {len(wrong)} "
-                            f"record(s), e.g. {wrong[0]}: held {rev_text(held.get(wrong[0]))}, "
-                            f"relay {rev_text(winners.get(wrong[0]))}",
+                            f"record(s), e.g. {first}: holds {seen(mine)}; the relay's winner "
+                            f"is {seen(theirs)}",
                             graph=sk,
                             devices=(device_id,),
-                            records=wrong,
+                            records=tuple(wrong),
                         )
                     )
         return out
@@ -45,18 +55,26 @@ class Convergence(Invariant):
 
 class LastWriteWins(Invariant):
     """The stored version of each record is the highest rev written, and of equal
-    revs the relay keeps the first: the row is the first log entry with the top rev."""
+    revs the relay keeps the first: the row is the first log entry with the top rev.
+
+    The log only grows, so the first top entry of each record is kept as entries
+    arrive; a changed earlier entry is ``seq-and-log``'s to report."""
 
     name = "lww"
+
+    def __init__(self) -> None:
+        self._first_top: dict[str, dict[str, tuple[int, int]]] = {}
+        self._read: dict[str, int] = {}
 
     def step(self, world):
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
-            first_top: dict[str, tuple[int, int]] = {}
-            for entry in graph.log:
+            first_top = self._first_top.setdefault(sk, {})
+            for entry in graph.log[self._read.get(sk, 0) :]:
                 top = first_top.get(entry.record_id)
                 if top is None or entry.rev > top[0]:
                     first_top[entry.record_id] = (entry.rev, entry.seq)
+            self._read[sk] = len(graph.log)
             for rid, row in sorted(graph.records.items()):
                 expected = first_top.get(rid)
                 if expected is not None and (row.rev, row.seq) != expected:
@@ -74,71 +92,88 @@ class LastWriteWins(Invariant):
 
 
 class NoLostWrite(Invariant):
-    """Every write a device accepted locally is present (or superseded by an equal or
-    higher rev) on every subscribed device after drain, across crashes and restarts.
+    """Every write a device accepted locally is present (or superseded by a higher
+    rev, or an equal rev the relay kept first) on every subscribed device after
+    drain, across crashes and restarts.
 
     Owed are each device's last write of each record, and every write the relay
     logged; not a record the relay refused for good (``push.rejected``, a quota).
     (A write replaced in its device's queue before it was pushed never reaches the
-    relay: its device's later write supersedes it.) A write re-stamped
-    after a clock repair (``record.restamped``) counts at its new rev. Writes by
-    devices that were revoked, may not write, or never got the graph's latest key
-    are not owed (liveness covers the last two).
+    relay: its device's later write supersedes it.) A write re-stamped after a clock
+    repair (``record.restamped``) counts at its new rev. Writes by devices that were
+    revoked, may not write, or never got the graph's latest key are not owed
+    (liveness covers the last two).
     """
 
     name = "no-lost-write"
     honest_only = True
+    observes = ("app.write", "record.restamped", "push.rejected")
+
+    def __init__(self) -> None:
+        # (device, graph ID, record) -> its last write: (trace seq, rev, data)
+        self._last: dict[tuple[str, str, str], tuple[int, int, dict]] = {}
+        # (device, graph ID, record, rev) -> (trace seq, data) of every write
+        self._writes: dict[tuple[str, str, str, int], tuple[int, dict]] = {}
+        self._refused: set[tuple[str, str, str]] = set()
+
+    def observe(self, world, event):
+        fields = event.fields
+        key = (event.actor, fields["graph"], fields["recordId"])
+        if fields["name"] == "app.write":
+            self._last[key] = (event.seq, fields["rev"], fields["data"])
+            self._writes[(*key, fields["rev"])] = (event.seq, fields["data"])
+            self._refused.discard(key)
+        elif fields["name"] == "record.restamped":
+            moved = self._writes.pop((*key, fields["old"]), None)
+            if moved is not None:
+                self._writes[(*key, fields["new"])] = moved
+                if self._last.get(key, (None,))[0] == moved[0]:
+                    self._last[key] = (moved[0], fields["new"], moved[1])
+        else:  # push.rejected: the relay refused it for good, it is not owed
+            self._refused.add(key)
+        return ()
 
     def final(self, world):
-        moved = {
-            (e.actor, e.fields["graph"], e.fields["recordId"], e.fields["old"]): e.fields["new"]
-            for e in events(world, "record.restamped")
-        }
         logged = {
             (sk, entry.record_id, entry.rev)
             for sk, graph in world.relay.state.graphs.items()
             for entry in graph.log
         }
-        refused = {
-            (e.actor, e.fields["graph"], e.fields["recordId"])
-            for e in events(world, "push.rejected")
-        }
-        last, owed = {}, []
-        for write in events(world, "app.write"):
-            key = (write.actor, write.fields["graph"], write.fields["recordId"])
-            if key in refused:  # the relay refused it for good (a quota): not owed
-                continue
-            rev = write.fields["rev"]
-            while (*key, rev) in moved:
-                rev = moved[(*key, rev)]
-            sk = storage_key(write.fields["graph"], world.slots[write.actor].member)
-            last[key] = (write, rev, sk)
-            if (sk, write.fields["recordId"], rev) in logged:
-                owed.append((write, rev, sk))
+        owed: dict[int, tuple[str, str, str, int, dict]] = {}
+        for (actor, graph_id, rid, rev), (seq, data) in self._writes.items():
+            sk = storage_key(graph_id, world.slots[actor].member)
+            if (sk, rid, rev) in logged:
+                owed[seq] = (actor, graph_id, rid, rev, data)
+        for (actor, graph_id, rid), (seq, rev, data) in self._last.items():
+            if (actor, graph_id, rid) not in self._refused:
+                owed[seq] = (actor, graph_id, rid, rev, data)
         out = []
-        by_seq = {write.seq: (write, rev, sk) for write, rev, sk in (*owed, *last.values())}
-        for _, (write, rev, sk) in sorted(by_seq.items()):
-            writer = world.slots[write.actor]
-            if writer.revoked or writer.device is None or not can_write(world, write.actor, sk):
+        for seq, (actor, graph_id, rid, rev, data) in sorted(owed.items()):
+            writer = world.slots[actor]
+            sk = storage_key(graph_id, writer.member)
+            if writer.revoked or writer.device is None or not can_write(world, actor, sk):
                 continue
-            if writer.device.behind(write.fields["graph"]):
+            if writer.device.behind(graph_id):
                 continue
-            out.extend(self._missing(world, write, rev, sk))
+            out.extend(self._missing(world, seq, actor, sk, rid, rev, data))
         return out
 
-    def _missing(self, world, write, rev, sk):
-        rid = write.fields["recordId"]
+    def _missing(self, world, seq, actor, sk, rid, rev, data):
+        row = world.relay.state.graphs.get(sk)
+        stored = row.records.get(rid) if row is not None else None
         for device_id, device, graph_id in views(world, sk):
             held = device.records(graph_id).get(rid)
-            if held is not None and (held["at"] >= rev or held["data"] == write.fields["data"]):
+            if held is not None and (held["at"] > rev or held["data"] == data):
                 continue
+            if held is not None and held["at"] == rev and stored is not None and stored.rev == rev:
+                continue  # an equal rev the relay kept first: this write lost the tie
             if rid in device.store.rows(f"refused:{sk}"):
                 continue
             yield self.violation(
                 world,
-                f"write #{write.seq} by {write.actor} ({rid} at {rev_text(rev)}) is missing on "
-                f"{device_id}, which holds {rev_text(held and held['at'])}",
+                f"write #{seq} by {actor} ({rid} at {rev_text(rev)}) is missing on {device_id}, "
+                f"which holds {seen(held)}",
                 graph=sk,
-                devices=(write.actor, device_id),
+                devices=(actor, device_id),
                 records=(rid,),
             )

@@ -1,6 +1,7 @@
 """epochs: keys only move forward, reach who they must, and never reach the revoked."""
 
 from simkit.invariants.base import Invariant
+from simkit.sim.clock import relay_time_ms
 
 
 class Epochs(Invariant):
@@ -11,6 +12,7 @@ class Epochs(Invariant):
 
     name = "epochs"
     honest_only = True
+    observes = ("graph.rotate",)
 
     def __init__(self) -> None:
         self._epochs: dict[tuple[str, str], int] = {}
@@ -37,6 +39,10 @@ class Epochs(Invariant):
                 self._epochs[device_id, graph_id] = current
         return out + self._agreement(world)
 
+    def observe(self, world, event):
+        self.rotations.note(event)
+        return ()
+
     def _agreement(self, world):
         keys: dict[tuple[str, int], tuple[bytes, str]] = {}
         out = []
@@ -58,7 +64,6 @@ class Epochs(Invariant):
         return out
 
     def final(self, world):
-        self.rotations.read(world)
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
             latest = graph.latest_epoch
@@ -95,44 +100,40 @@ class KeyWraps(Invariant):
     """
 
     name = "key-wraps"
+    observes = ("keys.discard", "keys.grant", "graph.rotate")
 
     def __init__(self) -> None:
         self._held: set[tuple[str, int, str]] = set()  # learnt in event order
-        self._read = 0
         self.rotations = Rotations()
 
+    def observe(self, world, event):
+        fields, name = event.fields, event.fields["name"]
+        if name == "graph.rotate":
+            self.rotations.note(event)
+        elif name == "keys.discard":
+            self._held.discard((fields["graph"], fields["epoch"], fields["device_id"]))
+        else:
+            for device_id in fields["devices"]:
+                key = (fields["graph"], fields["epoch"], device_id)
+                if key in self._held:
+                    yield self.violation(
+                        world,
+                        f"a grant overwrote the wrap of epoch {key[1]} for {device_id}",
+                        trace_seq=event.seq,
+                        graph=key[0],
+                        devices=(device_id,),
+                    )
+                self._held.add(key)
+
     def step(self, world):
-        self.rotations.read(world)
         out = []
-        held = self._held
-        for event in world.trace.since(self._read):
-            name = event.fields.get("name") if event.kind == "event" else None
-            if name == "keys.discard":
-                held.discard(
-                    (event.fields["graph"], event.fields["epoch"], event.fields["device_id"])
-                )
-            elif name == "keys.grant":
-                for device_id in event.fields["devices"]:
-                    key = (event.fields["graph"], event.fields["epoch"], device_id)
-                    if key in held:
-                        out.append(
-                            self.violation(
-                                world,
-                                f"a grant overwrote the wrap of epoch {key[1]} for {device_id}",
-                                trace_seq=event.seq,
-                                graph=key[0],
-                                devices=(device_id,),
-                            )
-                        )
-                    held.add(key)
-        self._read = len(world.trace)
         self._held = _wraps(world)  # rotations and revocations since: from the state itself
         for device_id, device in sorted(world.relay.state.devices.items()):
             if device.revoked_at is None:
                 continue
             for sk, epoch, minted_at in self.rotations.minted():
                 holders = world.relay.state.graphs[sk].wraps.get(epoch, {})
-                if minted_at is not None and minted_at > device.revoked_at and device_id in holders:
+                if minted_at > device.revoked_at and device_id in holders:
                     out.append(
                         self.violation(
                             world,
@@ -155,24 +156,21 @@ def _wraps(world) -> set[tuple[str, int, str]]:
 
 
 class Rotations:
-    """The ``graph.rotate`` events read so far: when each epoch was minted, whom it excluded."""
+    """The ``graph.rotate`` events seen so far: when each epoch was minted (on the
+    relay's clock, which revocation times are read on), whom it excluded."""
 
     def __init__(self) -> None:
-        self._minted: dict[tuple[str, int], tuple[int | None, set[str]]] = {}
-        self._read = 0
+        self._minted: dict[tuple[str, int], tuple[int, set[str]]] = {}
 
-    def read(self, world) -> None:
-        for event in world.trace.since(self._read):
-            if event.kind == "event" and event.fields.get("name") == "graph.rotate":
-                key = (event.fields["graph"], event.fields["epoch"])
-                self._minted[key] = (event.clock_ms, set(event.fields["excluded"]))
-        self._read = len(world.trace)
+    def note(self, event) -> None:
+        key = (event.fields["graph"], event.fields["epoch"])
+        self._minted[key] = (relay_time_ms(event.t), set(event.fields["excluded"]))
 
     def minted(self):
         return [(sk, epoch, at) for (sk, epoch), (at, _) in sorted(self._minted.items())]
 
     def excluded(self, storage_key: str, epoch: int) -> set[str]:
-        return self._minted.get((storage_key, epoch), (None, set()))[1]
+        return self._minted.get((storage_key, epoch), (0, set()))[1]
 
 
 def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> bool:

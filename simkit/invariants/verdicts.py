@@ -47,13 +47,13 @@ def verdicts(
     monitor: Monitor,
     violations,
     *,
-    honest: bool,
     listed: tuple[str, ...] | None = None,
     stopped: str | None = None,
 ) -> tuple[InvariantCheck, ...]:
     """Every invariant simkit has, in its fixed order. ``listed``: the only ones the
     run was asked for; ``stopped``: the run ended early (``"after step 3"``), so an
-    invariant that only runs at quiescence was not checked."""
+    invariant that only runs at quiescence was not checked. An invariant the monitor
+    left out otherwise is one that needs an honest relay."""
     ran = {inv.name: inv for inv in monitor.invariants}
     out = []
     for cls in ALL:
@@ -68,10 +68,8 @@ def verdicts(
             out.append(InvariantCheck(cls.name, False, note=note))
         elif listed is not None and cls.name not in listed:
             out.append(InvariantCheck(cls.name, False, note="not listed in expect.invariants"))
-        elif cls.honest_only and not honest:
-            out.append(InvariantCheck(cls.name, False, note="applies only with an honest relay"))
         else:
-            out.append(InvariantCheck(cls.name, False, note="applies only with a malicious relay"))
+            out.append(InvariantCheck(cls.name, False, note="applies only with an honest relay"))
     return tuple(out)
 
 

@@ -114,7 +114,7 @@ def moment(event: TraceEvent, phase: "Phase") -> Moment | None:
         else:
             category = "drain" if actor == "world" else event.kind
     elif event.kind == "event" and actor == "schedule":
-        category = "ceremony"
+        category = "setup" if phase.setting_up else "ceremony"
     elif event.kind == "event" and what == "setup.done":
         category = "setup"
     elif event.kind == "event" and actor == RELAY and what in CEREMONY_RESULTS:

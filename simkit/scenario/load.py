@@ -180,7 +180,7 @@ def _expect(r: Reader, devices: dict[str, str], spec: S.WorldSpec) -> Expect:
         if name not in NAMES:
             raise r.fail("invariants", f"invariant names among {', '.join(NAMES)}")
         if name not in applicable:
-            why = "an honest relay" if honest(spec) else "a malicious relay (adversary or steal)"
+            why = "a malicious relay (adversary or steal)"
             raise r.error(
                 "invariants",
                 f"{name!r} cannot be checked in a run with {why}; "

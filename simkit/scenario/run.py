@@ -51,17 +51,15 @@ class ScenarioResult:
 
 
 def run_scenario(scenario: Scenario) -> ScenarioResult:
-    monitor = Monitor(scenario.honest)
     listed = scenario.expect.invariants
-    if listed is not None:
-        monitor.invariants = [inv for inv in monitor.invariants if inv.name in listed]
+    monitor = Monitor(scenario.honest, only=listed)
     world = run_world(scenario.spec, scenario.variant, monitor=monitor)
     return ScenarioResult(
         scenario,
         scenario.spec.seed,
         world.trace.trace_hash(),
         tuple(_expectations(scenario, world)),
-        verdicts(monitor, world.violations, honest=scenario.honest, listed=listed),
+        verdicts(monitor, world.violations, listed=listed),
         world,
     )
 

@@ -80,6 +80,7 @@ class Mode:
         aimed = [m for m in self.world.adversary.modes if m.aims_at(device_id)]
         if aimed == [self]:
             self.served.setdefault(device_id, trio.current_time())
+            self.world.coverage.add(["adversary contradiction"])
 
     def aims_at(self, device_id: str | None) -> bool:
         return not self.targets or device_id in self.targets
@@ -412,6 +413,7 @@ class MaliciousRelay:
         if mode in self.modes:
             self.modes.remove(mode)
             self.world.note("fault", "adversary", name="switch-off", mode=mode.action.mode)
+            self.world.coverage.add(["adversary merge"])
 
     def handle(self, request: Request) -> Response:
         device_id = request.headers.get("x-device")

@@ -196,3 +196,8 @@ class DeviceClock:
 def relay_clock(epoch_ms: int = DEFAULT_EPOCH_MS) -> Callable[[], int]:
     """The relay's clock: the reference, without offset, drift or jumps."""
     return DeviceClock(epoch_ms).now_ms
+
+
+def relay_time_ms(t: float, epoch_ms: int = DEFAULT_EPOCH_MS) -> int:
+    """What the relay's clock read at virtual time ``t`` (seconds)."""
+    return DeviceClock(epoch_ms).reading_at(t)

@@ -86,11 +86,17 @@ def collecting_rarely() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def run_virtual(async_fn: Callable[..., Awaitable[T]], *args: object, seed: Seed) -> T:
+def run_virtual(
+    async_fn: Callable[..., Awaitable[T]],
+    *args: object,
+    seed: Seed,
+    clock: VirtualClock | None = None,
+) -> T:
     """``trio.run(async_fn, *args)`` under virtual time, scheduled from ``seed``.
 
-    The clock is a ``VirtualClock``: it starts at 0 and jumps to the next deadline
-    whenever every task is blocked, so a simulated day costs only the work done in it.
+    The clock is a ``VirtualClock`` (a fresh one unless given): it starts at 0 and
+    jumps to the next deadline whenever every task is blocked, so a simulated day
+    costs only the work done in it.
     """
     with deterministic_trio(seed), collecting_rarely():
-        return trio.run(async_fn, *args, clock=VirtualClock())
+        return trio.run(async_fn, *args, clock=clock or VirtualClock())

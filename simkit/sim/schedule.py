@@ -26,16 +26,21 @@ async def perform_now(world, action) -> None:
 def _start(world, action):
     name = type(action).__name__
     world.note("fault" if name in _FAULTS else "event", "schedule", name=name, **_fields(action))
-    ceremony = _HANDLERS[type(action)](world, action)
-    if ceremony is None:
+    started = _HANDLERS[type(action)](world, action)
+    if started is None:
         return None
+    device_id, ceremony = started
 
     async def reported():
-        """A ceremony the relay refused or could not be reached for is reported, not fatal."""
+        """A ceremony runs on its device (a crash stops it there, and that is noted);
+        one the relay refused or could not be reached for is reported, not fatal."""
         try:
-            await ceremony()
+            await world.on_device(device_id, ceremony)
         except SimkitError as exc:
             world.note("event", "schedule", name="ceremony.failed", action=name, detail=str(exc))
+        else:
+            if not world.slots[device_id].alive:
+                world.note("event", "schedule", name="ceremony.interrupted", action=name)
 
     return reported
 
@@ -77,7 +82,7 @@ def _link(world, a: S.LinkDevice) -> None:
     async def ceremony():
         await world.bring_online(slot)
 
-    return ceremony
+    return a.device, ceremony
 
 
 def _on_device(world, device_id: str):
@@ -101,30 +106,28 @@ def _reject(world, a: S.Reject) -> None:
 def _revoke(world, a: S.Revoke) -> None:
     device = _on_device(world, a.by)
     if device is None:
-        return
-    world.slots[a.device].revoked = True
+        return None
 
     async def ceremony():
-        await device.revoke(a.device)
-        world.crash(a.device)  # a revoked device is gone from the fleet
+        await device.revoke(a.device)  # the world retires the device once the relay revokes
 
-    return ceremony
+    return a.by, ceremony
 
 
 def _steal(world, a: S.Steal) -> None:
     device = _on_device(world, a.by)
     if device is None or world.slots[a.device].device is None:
         return
-    slot = world.slots[a.device]
-    slot.revoked = slot.stolen = True
+    world.slots[a.device].stolen = True  # revoked once the relay says so
     world.adversary.switch_on(S.Adversary("accept-revoked", at=a.at, targets=(a.device,)))
 
     async def theft():
         await device.revoke(a.device)
-        world.crash(a.device)
-        world.restart(a.device, ThiefDevice)
+        if world.slots[a.device].revoked:
+            world.crash(a.device)
+            world.restart(a.device, ThiefDevice)
 
-    return theft
+    return a.by, theft
 
 
 def _rotate(world, a: S.Rotate) -> None:
@@ -135,7 +138,7 @@ def _rotate(world, a: S.Rotate) -> None:
         async def ceremony():
             await device.rotate(graph_id)
 
-        return ceremony
+        return a.by, ceremony
 
 
 def _recover(world, a: S.Recover) -> None:
@@ -149,7 +152,7 @@ def _recover(world, a: S.Recover) -> None:
         slot.device.import_bundle(bundle, "simulated passphrase")
         await world.bring_online(slot)
 
-    return ceremony
+    return a.device, ceremony
 
 
 def _invite(world, a: S.Invite) -> None:
@@ -164,7 +167,7 @@ def _invite(world, a: S.Invite) -> None:
         slot.device.accept_invite(invite, box)  # only the door code went to the host
         await world.bring_online(slot)
 
-    return ceremony
+    return a.device, ceremony
 
 
 def _join(world, a: S.Join) -> None:

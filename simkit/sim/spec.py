@@ -236,6 +236,7 @@ class WorldSpec:
     approval_mode: str = "observe"
     send_metadata: bool = False
     relay_settings: dict = attrs.Factory(dict)
+    client_settings: dict = attrs.Factory(dict)  # AppConfig fields (page sizes, batches, ...)
 
     def __attrs_post_init__(self) -> None:
         owners = {}

@@ -9,6 +9,7 @@ drains until the devices settle, and returns the world with its trace.
 
 import contextlib
 import math
+from collections.abc import Callable
 
 import attrs
 import trio
@@ -20,9 +21,11 @@ from simkit.errors import SimkitError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for
 from simkit.relay import Poke, Relay, StaticHost
+from simkit.relay.events import DeviceRevoke
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
-from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, relay_clock
+from simkit.sim.behaviours import Coverage, relay_labels
+from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.determinism import run_virtual
 from simkit.sim.network import RELAY, Network
 from simkit.sim.schedule import perform
@@ -32,6 +35,7 @@ from simkit.sim.workload import next_write
 
 SETTLE_POLL_S = 5.0
 STABLE_S = 40.0
+DRAIN_CAP_S = 3 * 3600.0  # a world still changing after this is livelocked, not slow
 LAG_SAMPLE_S = 10.0
 REGISTER_ATTEMPTS = 30  # longer than a device's 30 s recheck of keys and key gaps
 
@@ -47,13 +51,51 @@ class DeviceSlot:
     device: Device | None = None
     snapshot: dict | None = None
     boots: int = 0
-    scope: trio.CancelScope | None = None
+    scopes: list[trio.CancelScope] = attrs.Factory(list)  # everything this device is running
     revoked: bool = False
     stolen: bool = False  # revoked, but a thief keeps it running
 
     @property
     def alive(self) -> bool:
         return self.device is not None
+
+
+@attrs.define
+class Tripwire:
+    """A fault armed on a device's link: right ``before`` (or after) its ``requests``-th
+    request from now, ``fire`` runs (a crash, a partition). It cuts a ceremony
+    between two of its steps, at every commit point the request count can name."""
+
+    requests: int
+    before: bool
+    fire: Callable[[], None]
+
+
+class _Link:
+    """A device's transport as the world hands it out: the network's, plus the
+    tripwire. A fired crash cancels the device's scopes; the checkpoint right after
+    delivers that cancellation here, as a dying process stops where it is."""
+
+    def __init__(self, world: "World", device_id: str) -> None:
+        self._tripwires = world.tripwires
+        self._device_id = device_id
+        self._transport = world.network.transport(device_id)
+
+    async def _trip(self, before: bool) -> None:
+        wire = self._tripwires.get(self._device_id)
+        if wire is None or wire.before != before:
+            return
+        wire.requests -= 1
+        if wire.requests <= 0:
+            del self._tripwires[self._device_id]
+            wire.fire()
+            await trio.lowlevel.checkpoint()
+
+    async def send(self, request, /, **fields):
+        await self._trip(before=True)
+        response = await self._transport.send(request, **fields)
+        await self._trip(before=False)
+        return response
 
 
 class World:
@@ -70,13 +112,20 @@ class World:
             groups={g: list(m) for g, m in spec.groups.items()},
             capabilities={k: list(v) for k, v in spec.capabilities.items()},
         )
-        self.config = AppConfig(approval_mode=spec.approval_mode, send_metadata=spec.send_metadata)
+        self.config = AppConfig(
+            approval_mode=spec.approval_mode,
+            send_metadata=spec.send_metadata,
+            **spec.client_settings,
+        )
         self.slots: dict[str, DeviceSlot] = {}
+        self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
+        self.clock = VirtualClock()  # read by checkers between steps, outside Trio
+        self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
         self.relay_up = True
         self._relay_outage = 0
         self._relay_back_at = 0.0
@@ -90,7 +139,7 @@ class World:
         )  # fmt: skip
         self.adversary = MaliciousRelay(self)
         self.network = Network(
-            self.adversary.handle, self.spec.network, self.entropy.fork("network"), self.trace
+            self._serve, self.spec.network, self.entropy.fork("network"), self.trace
         )
 
     def _clock_for(self, device_id: str) -> DeviceClock:
@@ -115,12 +164,16 @@ class World:
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
         slot.device = self.variant.device.create(
-            member, device_id, self.network.transport(device_id), clock,
+            member, device_id, _Link(self, device_id), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
         self.slots[device_id] = slot
         self.trace.register_clock(device_id, clock.now_ms)
         return slot
+
+    def now(self) -> float:
+        """Virtual time, readable from outside Trio (checkers between fuzz steps)."""
+        return self.clock.current_time()
 
     def graphs_of(self, member: str) -> list[str]:
         """The storage keys of the spec's graphs this member belongs to now."""
@@ -169,20 +222,33 @@ class World:
             creators = self.followers(sk)
             if creators:
                 device = self.slots[creators[0]].device
+                self.note("event", "schedule", name="Bootstrap", graph=sk, by=device.device_id)
                 await device.bootstrap(graph_id_for(sk, device.member_id))
         for slot in slots:
             await slot.device.sync()
 
     # -- events into the trace ------------------------------------------------------------
 
+    def _serve(self, request):
+        """The relay as the network reaches it (the adversary's wrapper), counting what
+        each answer exercised."""
+        response = self.adversary.handle(request)
+        self.coverage.add(relay_labels(request, response))
+        return response
+
     def _device_event(self, device: Device, event) -> None:
         self.trace.emit(
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
+        if event.kind == "log.alarm":
+            modes = {m.action.mode for m in self.adversary.modes if m.aims_at(device.device_id)}
+            self.coverage.add(f"adversary {mode} detected" for mode in sorted(modes))
 
     def _relay_event(self, event) -> None:
         fields = attrs.asdict(event, recurse=False)
         self.trace.emit("event", RELAY, name=event.kind, **fields)
+        if isinstance(event, DeviceRevoke):
+            self._revoked(event.device_id)
         if isinstance(event, Poke) and self.network is not None and self.network.is_running:
             for device_id in self.followers(event.graph):
                 self.network.poke(device_id, {"graph": event.graph})
@@ -197,13 +263,27 @@ class World:
         self._nursery.start_soon(self._device_task, slot)
 
     async def _device_task(self, slot: DeviceSlot) -> None:
-        with trio.CancelScope() as scope:
-            slot.scope = scope
+        async def run() -> None:
             pokes = self.network.subscribe(slot.device_id)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(slot.device.run)
                 async for _ in pokes:
                     slot.device.wake()
+
+        await self.on_device(slot.device_id, run)
+
+    async def on_device(self, device_id: str, async_fn) -> None:
+        """Run ``async_fn`` as part of a device (its run loop, a ceremony on it): a
+        crash of the device cancels it where it stands."""
+        slot = self.slots[device_id]
+        with trio.CancelScope() as scope:
+            if not slot.alive:
+                scope.cancel()
+            slot.scopes.append(scope)
+            try:
+                await async_fn()
+            finally:
+                slot.scopes.remove(scope)
 
     async def bring_online(self, slot: DeviceSlot) -> None:
         """A new device registers (retrying every 10 s while the relay cannot be reached),
@@ -219,14 +299,23 @@ class World:
         self.subscribe(slot)
         self._start(slot)
 
+    def _revoked(self, device_id: str) -> None:
+        """The relay revoked a device: it leaves the fleet (a thief keeps a stolen one)."""
+        slot = self.slots.get(device_id)
+        if slot is not None:
+            slot.revoked = True
+            if not slot.stolen:
+                self.crash(device_id)
+
     def crash(self, device_id: str) -> None:
         slot = self.slots[device_id]
         if not slot.alive:
             return
         slot.snapshot = slot.device.snapshot()
         slot.device = None
-        if slot.scope is not None:
-            slot.scope.cancel()
+        self.tripwires.pop(device_id, None)
+        for scope in slot.scopes:
+            scope.cancel()
         self.note("crash", device_id, what="device-crash")
 
     def restart(self, device_id: str, device_class: type[Device] | None = None) -> None:
@@ -236,7 +325,7 @@ class World:
             return
         slot.boots += 1
         slot.device = (device_class or self.variant.device).restore(
-            slot.snapshot, self.network.transport(device_id), slot.clock,
+            slot.snapshot, _Link(self, device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
         self.note("crash", device_id, what="device-restart", boot=slot.boots)
@@ -262,7 +351,7 @@ class World:
             self.host, relay_clock(DEFAULT_EPOCH_MS), self.relay.snapshot(),
             on_event=self._relay_event, **self.spec.relay_settings,
         )  # fmt: skip
-        self.network.restart_relay(self.adversary.handle)
+        self.network.restart_relay(self._serve)
         self.relay_up = True
         self.note("crash", RELAY, what="relay-restart")
 
@@ -383,16 +472,21 @@ class World:
     # -- quiescence -----------------------------------------------------------------------
 
     async def quiesce(self) -> None:
-        """Heal everything, restart whatever is down, then wait until the devices settle."""
+        """Heal everything, restart whatever is down, then wait until the devices settle:
+        until nothing has changed for ``drain_s`` (a world still converging, say one
+        record per page under a tight rate limit, gets the time it needs, up to
+        ``DRAIN_CAP_S``), or it is settled and has been stable for ``STABLE_S``."""
         self.note("fault", "world", what="heal-all")
         self.network.heal()
         self.network.error_window(503, until=trio.current_time())
         for device_id, slot in sorted(self.slots.items()):
             if not slot.alive and not slot.revoked:
                 self.restart(device_id)
-        deadline = trio.current_time() + self.spec.drain_s
-        last, since = None, trio.current_time()
-        while trio.current_time() < deadline:
+        start = since = trio.current_time()
+        last = None
+        while trio.current_time() - since < self.spec.drain_s:
+            if trio.current_time() - start >= DRAIN_CAP_S:
+                break
             for slot in self.alive():
                 slot.device.wake()
             await trio.sleep(SETTLE_POLL_S)
@@ -439,5 +533,5 @@ class World:
 def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> World:
     """Build and run a world; a pure function of the spec (and so of its seed)."""
     world = World(spec, variant, monitor)
-    run_virtual(world.run, seed=spec.seed)
+    run_virtual(world.run, seed=spec.seed, clock=world.clock)
     return world

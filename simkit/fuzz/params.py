@@ -1,0 +1,158 @@
+"""What a fuzz world is, besides its steps: drawn per example, kept in a reproducer.
+
+Every example draws its own settings, so that page sizes of 1, quotas of three
+records, tight rate limits, short TTLs and a sweeper that never runs are crossed,
+not only the defaults; and a swarm: the rules this example may use (swarm testing,
+Groce et al. 2012: leaving rules out makes rare interleavings of the rest common).
+"""
+
+import attrs
+from hypothesis import strategies as st
+
+from simkit.relay.limits import RateLimit
+from simkit.sim import spec as S
+from simkit.sim.network import NetworkProfile
+
+MEMBERS = {"alice": ("a1", "a2"), "bob": ("b1", "b2"), "carol": ("c1",)}
+GROUP = "team"
+GRAPHS = ("g:team", "u:alice", "d:alice:bob")
+RECORDS = ("r0", "r1", "r2", "r3")
+
+# Settings a relay may choose (stricter than the spec, never looser), default first:
+# Hypothesis shrinks toward the first choice, so a reproducer keeps only what matters.
+RELAY_CHOICES = {
+    "max_pull_limit": (500, 1, 2, 7),
+    "max_ops_per_push": (200, 1, 3),
+    "quota_records": (None, 3, 8),
+    "quota_bytes": (None, 6_000),
+    "rate_limits": (None, "tight", "off"),
+    "sweep_interval_ms": (60_000, 1_000, 0),
+    "max_rev_skew_ms": (300_000, 60_000),
+    "max_blob_ttl_ms": (None, 120_000),
+}
+RATE_LIMITS = {
+    "tight": {"read": [30, 400], "write": [6, 1_000], "blob": [3, 2_000]},
+    "off": {},
+}
+CLIENT_CHOICES = {
+    "pull_limit": (500, 1, 3),
+    "log_page": (500, 1, 5),
+    "max_batch_ops": (200, 1, 2),
+    "recheck_s": (30.0, 5.0),
+    "poll_interval_s": (5.0, 2.0),
+}
+# Capabilities of a member in the group graph (None: the directory grants everything).
+CAPABILITIES = {"all": None, "read-only": ["rotate"], "no-rotate": ["write"], "none": []}
+
+SWARM = (
+    "concurrent", "burst", "refresh", "link", "approve", "revoke", "rotate", "recover",
+    "invite", "membership", "capability", "crash", "jump", "partition", "errors",
+    "relay-crash", "blobs", "interrupt", "rogue", "adversary", "steal", "relay-acts",
+)  # fmt: skip
+"""Rules an example may leave out (``advance`` and ``write`` are always on)."""
+
+
+def _setting(choices: tuple) -> st.SearchStrategy:
+    return st.sampled_from(choices)
+
+
+@attrs.frozen
+class WorldParams:
+    """A fuzz world's parameters, all JSON in a reproducer. ``relay`` and ``client``
+    hold only settings that differ from the defaults; ``capabilities`` maps a
+    member to its capability choice in the group graph; ``rules`` is the swarm."""
+
+    seed: int
+    approval_mode: str = "observe"
+    max_offset_ms: int = 0
+    request_loss: float = 0.0
+    response_loss: float = 0.0
+    relay: dict = attrs.Factory(dict)
+    client: dict = attrs.Factory(dict)
+    capabilities: dict = attrs.Factory(dict)
+    rules: tuple[str, ...] | None = attrs.field(
+        default=None, converter=lambda v: None if v is None else tuple(v)
+    )
+
+    def relay_settings(self) -> dict:
+        settings = {k: v for k, v in self.relay.items() if k != "rate_limits"}
+        if "rate_limits" in self.relay:
+            settings["rate_limits"] = {
+                bucket: RateLimit(burst, refill)
+                for bucket, (burst, refill) in RATE_LIMITS[self.relay["rate_limits"]].items()
+            }
+        return settings
+
+    def client_settings(self) -> dict:
+        """A deployment keeps its clients within its relay's limits: a batch larger than
+        the relay's ``maxOpsPerPush`` is refused as invalid, for ever (docs/findings.md)."""
+        settings = dict(self.client)
+        ceiling = self.relay.get("max_ops_per_push", 200)
+        settings["max_batch_ops"] = min(settings.get("max_batch_ops", 200), ceiling)
+        return settings
+
+    def spec(self) -> S.WorldSpec:
+        return S.WorldSpec(
+            seed=self.seed,
+            devices=MEMBERS,
+            groups={GROUP: tuple(MEMBERS)},
+            capabilities={
+                (member, GROUP): tuple(CAPABILITIES[choice])
+                for member, choice in sorted(self.capabilities.items())
+                if CAPABILITIES[choice] is not None
+            },
+            graphs=GRAPHS,
+            clocks=S.ClockSpec(max_offset_ms=self.max_offset_ms),
+            network=NetworkProfile(
+                request_loss=self.request_loss, response_loss=self.response_loss
+            ),
+            duration_s=0,
+            drain_s=600,
+            approval_mode=self.approval_mode,
+            relay_settings=self.relay_settings(),
+            client_settings=self.client_settings(),
+        )
+
+    def enabled(self, rule: str) -> bool:
+        return self.rules is None or rule not in SWARM or rule in self.rules
+
+    def to_json(self) -> dict:
+        data = attrs.asdict(self)
+        data["rules"] = None if self.rules is None else list(self.rules)
+        return data
+
+
+@st.composite
+def world_params(draw, faults: bool = True) -> WorldParams:
+    """Draw a world: seed, approval mode, skew and loss (with ``faults``), settings,
+    capabilities and the swarm."""
+
+    def changed(choices: dict) -> dict:
+        drawn = {name: draw(_setting(values), label=name) for name, values in choices.items()}
+        return {
+            name: value
+            for name, value in drawn.items()
+            if value is not None and value != choices[name][0]
+        }
+
+    seed = draw(st.integers(0, 2**32 - 1), label="seed")
+    approval = draw(st.sampled_from(["observe", "approve"]), label="approval")
+    skew = draw(st.sampled_from([0, 60_000, 180_000]), label="skew") if faults else 0
+    loss = draw(st.sampled_from([0.0, 0.01, 0.05]), label="loss") if faults else 0.0
+    caps = {
+        member: choice
+        for member in ("bob", "carol")
+        if (choice := draw(st.sampled_from(list(CAPABILITIES)), label=f"{member} may")) != "all"
+    }
+    swarm = draw(st.fixed_dictionaries({rule: st.booleans() for rule in SWARM}), label="swarm")
+    return WorldParams(
+        seed,
+        approval,
+        skew,
+        loss,
+        loss,
+        relay=changed(RELAY_CHOICES),
+        client=changed(CLIENT_CHOICES),
+        capabilities=caps,
+        rules=tuple(rule for rule in SWARM if swarm[rule]),
+    )

@@ -1,0 +1,353 @@
+"""The behaviour catalogue: what a run may exercise, as "sometimes" assertions.
+
+A verdict of "no violation" means little unless the protocol was exercised, so a
+world counts what it reached: every route with every status and error code the
+spec lists, each client rule's accept and refuse branches, each ceremony and the
+faults that cut it, each malicious relay mode and its detection, equal-rev ties,
+epochs minted and granted, paging, and each blob policy's outcome. Labels come from
+two places: the relay's answers as the devices received them (``relay_labels``,
+called by the world for every exchange) and the trace's events (``event_labels``).
+``Coverage`` counts them; the fuzzer prints "behaviours reached K/N" and the
+never-reached list, and scenario reports show the table.
+"""
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+
+import attrs
+
+from simkit.relay.http import Refused
+from simkit.relay.routing import ROUTES, Route, match
+
+
+@attrs.frozen
+class Behaviour:
+    name: str
+    group: str
+    what: str
+
+
+def route_name(route: Route) -> str:
+    return f"{route.method} /{'/'.join(route.pattern)}"
+
+
+# -- relay answers, per route (spec: Authentication, Endpoints, Errors) ------------------
+
+_EVERY_ROUTE = ("200", "401 unauthenticated", "403 malformed-identity", "429 rate-limited")
+_REGISTERED = ("403 device-not-registered", "403 device-revoked")
+_GRAPH = ("400 invalid", "403 not-a-member", "404 unknown-member")
+_SPECIFIC = {
+    "PUT /devices/:deviceId": ("400 invalid", "409 device-key-conflict"),
+    "POST /devices/:deviceId/revoke": ("404 unknown-device",),
+    "POST /graphs/:gid/push": ("403 not-permitted", "413 too-large"),
+    "POST /graphs/:gid/keys": (
+        "403 not-permitted",
+        "409 epoch-gap",
+        "400 incomplete-rotation",
+        "400 invalid-exclusion",
+        "400 not-a-member-device",
+    ),
+    "POST /graphs/:gid/blobs/:blobId": ("403 not-permitted", "413 quota-blob-bytes"),
+    "GET /graphs/:gid/blobs/:blobId": ("404 not-found",),
+    "POST /graphs/:gid/blobs/:blobId/ack": ("404 not-found",),
+    "DELETE /graphs/:gid/blobs/:blobId": ("403 not-permitted", "404 not-found"),
+}
+# What a 200 answer says, per route (read from small answers only).
+_ANSWERS = {
+    "PUT /devices/:deviceId": ("fresh", "idempotent"),
+    "POST /devices/:deviceId/revoke": ("rotation owed",),
+    "POST /graphs/:gid/push": ("accepted", "rev-too-far-ahead", "quota", "lww loser"),
+    "GET /graphs/:gid/pull": ("more",),
+    "GET /graphs/:gid/log": ("more",),
+    "GET /graphs/:gid/keys": ("rotationRequired",),
+    "GET /graphs/:gid/keygaps": ("gaps",),
+    "DELETE /graphs/:gid/keys/:epoch": ("discarded", "nothing to discard"),
+    "POST /graphs/:gid/blobs/:blobId": ("retain", "transport", "ephemeral", "duplicate"),
+    "POST /graphs/:gid/blobs/:blobId/ack": ("forgotten", "kept"),
+}
+
+
+def _route_behaviours() -> list[Behaviour]:
+    out = []
+    for route in ROUTES:
+        name = route_name(route)
+        outcomes = list(_EVERY_ROUTE)
+        if route.registered:
+            outcomes += _REGISTERED
+        if "gid" in "".join(route.pattern):
+            outcomes += _GRAPH
+        outcomes += [o for o in _SPECIFIC.get(name, ()) if o not in outcomes]
+        out += [Behaviour(f"{name} {o}", "relay answers", f"{name} answered {o}") for o in outcomes]
+        out += [
+            Behaviour(f"{name} 200 {a}", "relay answers", f"{name} answered 200: {a}")
+            for a in _ANSWERS.get(name, ())
+        ]
+    return out
+
+
+# -- the trace: client rules, ceremonies, faults, the adversary, relay events ----------------
+
+_CLIENT = {
+    "record.rejected shape": "rule 2: a record that is not a well-formed envelope is refused",
+    "record.rejected decrypt": "rule 2: a record that does not open under its slot is refused",
+    "record.rejected schema": "rule 2: the app's schema refuses the data",
+    "record.rejected unknown-device": "rule 2: the signer is not in the roster",
+    "record.rejected bad-signature": "rule 2: the signature does not verify",
+    "record.rejected wrong-author": "rule 2: r.by is not the signer's member",
+    "record.rejected revoked-device": "rule 2: written after the signer's revocation",
+    "lww.kept-local": "rule 3: the relay's copy is older than a queued local write",
+    "lww.equal-rev": "rule 3: the relay's copy has the held rev and other content: taken",
+    "pull.stopped": "rule 4: an op under a missing epoch stops the pull, cursor kept",
+    "keys.behind": "rule 5: behind an epoch, writes held",
+    "roster.deferred": "rule 6: the roster could not be fetched, the batch waits",
+    "push.batches": "rule 7: a queue pushed in several batches",
+    "echo.skipped": "rule 8: every op of the batch landed, its echo is skipped",
+    "record.restamped": "rule 9: a write re-stamped after a clock repair",
+    "retry 429": "rule 10: retried after 429",
+    "retry 503": "rule 10: retried after 5xx",
+    "retry lost": "rule 10: retried after a lost request or response",
+    "sync.unreachable": "rule 10: out of attempts, the run ends (relay unavailable)",
+    "policy.readonly": "rule 11: a push refused as not-permitted, queue held",
+    "keys.unopenable": "rule 12: a wrap that does not open is discarded",
+    "push.rejected": "a write refused for good (a quota) is undone",
+    "device.pending": "rule 14: an unapproved device awaits a human",
+    "device.conflict": "rule 14: an approved device's keys changed",
+    "linking.unenforced": "rule 14: the gate runs in observe mode",
+    "device.approved possession": "approval by proof of possession",
+    "device.approved human": "approval by a human (pairing codes)",
+    "checkpoint.published": "a device published its head at a boundary",
+    "checkpoint.believed": "a peer's checkpoint was believed",
+    "log.ok": "log verification reached ok",
+    "log.anchored": "a chain anchored mid-log",
+    "log.alarm check 1": "alarm: a log entry names a record never served",
+    "log.alarm check 2": "alarm: a peer's head differs at a boundary",
+    "log.alarm counter": "alarm: the relay's counter went back",
+    "log.alarm order": "alarm: log entries out of order",
+    "rotation.honoured": "a device other than the revoker rotated a flagged graph",
+    "ties": "two devices stamped the same rev of one record",
+}
+_CEREMONIES = ("Bootstrap", "LinkDevice", "Revoke", "Rotate", "Recover", "Invite", "Steal")
+_FAULTS = {
+    "fault partitioned": "a request met a partition",
+    "fault request-lost": "a request was lost",
+    "fault response-lost": "a response was lost",
+    "fault timeout": "a device gave up on a request at its deadline",
+    "fault relay-error 503": "the relay answered 503 (an error window)",
+    "fault relay-error 429": "the relay answered 429 (an error window)",
+    "fault relay-down": "a request met a crashed relay",
+    "crash device-crash": "a device crashed",
+    "crash device-restart": "a device restarted from its snapshot",
+    "crash relay-crash": "the relay crashed",
+    "crash relay-restart": "the relay restarted from its store",
+    "schedule ClockStep": "a device's clock stepped",
+    "schedule Leave": "a member left a group",
+    "schedule Join": "a member joined a group",
+}
+_RELAY_EVENTS = {
+    "graph.rotate": "an epoch was minted",
+    "keys.grant": "a key gap was filled",
+    "keys.discard": "a device discarded its wrap",
+    "device.revoke": "a device was revoked",
+    "blob.forgotten deleted": "a blob was deleted",
+    "blob.forgotten acked": "a transport blob was forgotten after every receipt",
+    "blob.forgotten expired": "an ephemeral blob expired",
+}
+ADVERSARY_MODES = (
+    "withhold", "rollback", "fork", "reorder", "replay", "rewrite-log",
+    "substitute-keys", "drop-wraps", "substitute-wraps", "lie-epoch", "accept-revoked",
+)  # fmt: skip
+_ADVERSARY = {
+    "adversary contradiction": "a target was served a contradiction it can detect directly",
+    "adversary merge": "a malicious mode ended (a fork met the honest history)",
+}
+
+
+def _catalogue() -> tuple[Behaviour, ...]:
+    out = _route_behaviours()
+    out += [Behaviour(n, "client rules", w) for n, w in _CLIENT.items()]
+    out += [Behaviour(f"ceremony {c}", "ceremonies", f"{c} performed") for c in _CEREMONIES]
+    out += [
+        Behaviour(f"ceremony {c} interrupted", "ceremonies", f"{c} cut by a crash mid-way")
+        for c in _CEREMONIES[1:]
+    ]
+    out += [Behaviour(n, "faults", w) for n, w in _FAULTS.items()]
+    out += [Behaviour(n, "relay events", w) for n, w in _RELAY_EVENTS.items()]
+    out += [
+        Behaviour(f"adversary {m}", "adversary", f"the relay turned {m} for a target")
+        for m in ADVERSARY_MODES
+    ]
+    out += [
+        Behaviour(f"adversary {m} detected", "adversary", f"a target of {m} raised the alarm")
+        for m in ("withhold", "rollback", "fork", "reorder", "rewrite-log")
+    ]
+    out += [Behaviour(n, "adversary", w) for n, w in _ADVERSARY.items()]
+    return tuple(out)
+
+
+CATALOGUE = _catalogue()
+NAMES = frozenset(b.name for b in CATALOGUE)
+
+
+def relay_labels(request, response) -> list[str]:
+    """What one answer the devices received exercised: its route and outcome, and what
+    a 200 says (read from small answers; pulls and logs only for ``more``)."""
+    try:
+        route, _ = match(request.method, request.path)
+    except Refused:
+        return []
+    name = route_name(route)
+    status = response.status
+    if status != 200:
+        code = _error_code(response)
+        return [f"{name} {status}" + (f" {code}" if code else "")]
+    labels = [f"{name} 200"]
+    if name in ("GET /graphs/:gid/pull", "GET /graphs/:gid/log"):
+        if b'"more":true' in response.body:
+            labels.append(f"{name} 200 more")
+        return labels
+    if name not in _ANSWERS:
+        return labels
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        return labels
+    return labels + [f"{name} 200 {a}" for a in _answer_labels(name, request, body)]
+
+
+def _error_code(response) -> str | None:
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        return None
+    return body.get("error") if isinstance(body, dict) else None
+
+
+def _answer_labels(name: str, request, body: dict) -> Iterable[str]:
+    if name == "PUT /devices/:deviceId":
+        yield "fresh" if body.get("fresh") else "idempotent"
+    elif name == "POST /devices/:deviceId/revoke" and body.get("rotationOwedFor"):
+        yield "rotation owed"
+    elif name == "POST /graphs/:gid/push":
+        reasons = {r.get("reason") for r in body.get("rejected", [])}
+        if body.get("accepted"):
+            yield "accepted"
+        if "rev-too-far-ahead" in reasons:
+            yield "rev-too-far-ahead"
+        if reasons - {"rev-too-far-ahead"}:
+            yield "quota"
+        sent = _ops_sent(request)
+        if sent is not None and body.get("accepted", 0) + len(reasons) < sent:
+            yield "lww loser"
+    elif name == "GET /graphs/:gid/keys" and body.get("rotationRequired"):
+        yield "rotationRequired"
+    elif name == "GET /graphs/:gid/keygaps" and body.get("gaps"):
+        yield "gaps"
+    elif name == "DELETE /graphs/:gid/keys/:epoch":
+        yield "discarded" if body.get("discarded") else "nothing to discard"
+    elif name == "POST /graphs/:gid/blobs/:blobId":
+        yield "duplicate" if body.get("duplicate") else request.query.get("policy", "retain")
+    elif name == "POST /graphs/:gid/blobs/:blobId/ack":
+        yield "forgotten" if body.get("forgotten") else "kept"
+
+
+def _ops_sent(request) -> int | None:
+    try:
+        return len(json.loads(request.body)["ops"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def event_labels(event) -> list[str]:
+    """What one trace event exercised."""
+    fields = event.fields
+    if event.actor == "schedule":  # faults and ceremonies a schedule or a fuzz step started
+        return _schedule_labels(fields.get("name"), fields)
+    if event.kind == "fault":
+        fault = fields.get("fault")
+        if fault == "relay-error":
+            return [f"fault relay-error {fields.get('status')}"]
+        return [f"fault {fault}"] if fault else []
+    if event.kind == "crash":
+        return [f"crash {fields.get('what')}"]
+    if event.kind != "event":
+        return []
+    name = fields.get("name")
+    if name == "record.rejected":
+        return [f"record.rejected {fields.get('reason')}"]
+    if name == "device.approved":
+        return [f"device.approved {fields.get('via')}"]
+    if name == "blob.forgotten":
+        return [f"blob.forgotten {fields.get('reason')}"]
+    if name == "retry":
+        return [f"retry {fields.get('why')}"]
+    if name == "log.alarm":
+        return [f"log.alarm {_alarm_kind(fields.get('reason', ''))}"]
+    if name == "sync.done" and fields.get("error") == "unreachable":
+        return ["sync.unreachable"]
+    return [name] if name in NAMES else []
+
+
+def _schedule_labels(name: str, fields: dict) -> list[str]:
+    if name == "ceremony.interrupted":
+        return [f"ceremony {fields.get('action')} interrupted"]
+    if name in ("Adversary", "Steal"):
+        mode = "accept-revoked" if name == "Steal" else fields.get("mode")
+        return [f"adversary {mode}"] + (["ceremony Steal"] if name == "Steal" else [])
+    if name in ("ClockStep", "Leave", "Join"):
+        return [f"schedule {name}"]
+    return [f"ceremony {name}"] if name in _CEREMONIES else []
+
+
+def _alarm_kind(reason: str) -> str:
+    if "never served" in reason:
+        return "check 1"
+    if "differs from the checkpoint" in reason:
+        return "check 2"
+    if "order" in reason:
+        return "order"
+    return "counter"
+
+
+class Coverage:
+    """How often each behaviour was reached (labels outside the catalogue are kept
+    apart: a test keeps the catalogue and the labels in step)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self._writes: dict[tuple[str, str], tuple[int, str]] = {}  # (graph, record) -> rev, by
+
+    def add(self, labels: Iterable[str]) -> None:
+        self.counts.update(labels)
+
+    def observe(self, event) -> None:
+        """Count what one trace event exercised (in trace order)."""
+        self.counts.update(event_labels(event))
+        if event.kind == "event" and event.fields.get("name") == "app.write":
+            key = (event.fields["graph"], event.fields["recordId"])
+            before = self._writes.get(key)
+            if before is not None and before[0] == event.fields["rev"] and before[1] != event.actor:
+                self.counts["ties"] += 1
+            self._writes[key] = (event.fields["rev"], event.actor)
+
+    @property
+    def reached(self) -> set[str]:
+        return {name for name in self.counts if name in NAMES}
+
+    @property
+    def unknown(self) -> set[str]:
+        return set(self.counts) - NAMES
+
+    def missing(self) -> list[Behaviour]:
+        return [b for b in CATALOGUE if b.name not in self.counts]
+
+    def merge(self, other: "Coverage") -> None:
+        self.counts.update(other.counts)
+
+    def to_json(self) -> dict:
+        return {
+            "reached": len(self.reached),
+            "catalogue": len(CATALOGUE),
+            "counts": dict(sorted(self.counts.items())),
+            "never": [b.name for b in self.missing()],
+        }
