@@ -230,8 +230,11 @@ class Evidence:
 
 PER_RECORD_WRITES = 2
 MAX_RECORDS = 3
-DECISIONS = frozenset({"record.applied", "record.rejected", "record.restamped", "push.rejected"})
-"""What a device decided about a record it holds or sends."""
+DECISIONS = frozenset({
+    "record.applied", "record.rejected", "record.restamped", "push.rejected", "lww.kept-local",
+    "lww.equal-rev",
+})  # fmt: skip
+"""What a device decided about a record it holds or sends (last-write-wins included)."""
 
 
 def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple[Evidence, ...]:

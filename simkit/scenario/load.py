@@ -29,7 +29,11 @@ DAY_S = 86_400
 """The longest run or drain a file may ask for (the benchmarks' simulated day)."""
 PHASES = ("run", "setup")
 """When an expected event counts: after the world's setup (the default), or during it."""
-WORLD_EVENTS = ("app.write", "app.blob-failed", "ceremony.failed", "setup.done", "switch-off")
+WORLD_EVENTS = (
+    "app.write", "app.blob-failed", "Bootstrap", "ceremony.failed", "ceremony.interrupted",
+    "setup.done", "switch-off",
+)  # fmt: skip
+"""What the world itself notes, besides client and relay events and scheduled actions."""
 
 
 @attrs.frozen
