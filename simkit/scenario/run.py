@@ -126,9 +126,8 @@ def _expectations(scenario: Scenario, world: World):
         yield Check(label, event is not None, detail)
     for device, name in expect.absent:
         event = _find(named, device, name)
-        yield Check(
-            f"no {name}" + (f" on {device}" if device else ""), event is None, _first(event)
-        )
+        detail = "" if event is None else _first(event)
+        yield Check(f"no {name}" + (f" on {device}" if device else ""), event is None, detail)
 
 
 def _find(events, device: str | None, name: str):
@@ -139,6 +138,6 @@ def _find(events, device: str | None, name: str):
 
 
 def _first(event) -> str:
-    return (
-        "" if event is None else f"first at t={event.t:.1f} s by {event.actor} (trace#{event.seq})"
-    )
+    if event is None:
+        return "did not happen"
+    return f"first at t={event.t:.1f} s by {event.actor} (trace#{event.seq})"
