@@ -1,22 +1,89 @@
-"""The ``simkit`` command. Thin: it parses arguments and wires the layers together."""
+"""The ``simkit`` command. Thin: it parses arguments and wires the layers together.
+
+Exit codes, the same for every command (README, "Exit codes"): 0 everything held,
+1 a finding (a violation, a failed expectation) or an internal error, 2 a usage or
+input error.
+"""
 
 import json
+import shlex
 import sys
+import traceback
 
 import click
 
 from simkit import __version__
-from simkit.errors import SimkitError
+from simkit.errors import InputError, describe
+
+_DEBUG, _ARGV, _RERUN = "simkit.debug", "simkit.argv", "simkit.rerun"
+
+
+class InputProblem(click.ClickException):
+    """An ``InputError``: one line naming the file or option and the rule, exit 2."""
+
+    exit_code = 2
+
+
+class InternalError(click.ClickException):
+    """An exception from inside simkit or the stack it runs (not the user's input):
+    a short message with the notes that say where in the world it was raised, and
+    the command to rerun; the full traceback only under ``--debug``. Exit 1."""
+
+    exit_code = 1
+
+    def __init__(self, exc: Exception, rerun: str, debug: bool) -> None:
+        super().__init__(describe(exc))
+        self.exc, self.rerun, self.debug = exc, rerun, debug
+
+    def show(self, file=None) -> None:
+        if self.debug:
+            click.echo("".join(traceback.format_exception(self.exc)), err=True, nl=False)
+            click.echo(f"internal error (traceback above); rerun: {self.rerun}", err=True)
+            return
+        click.echo(f"internal error: {self.message}", err=True)
+        click.echo(f"rerun with the full traceback: {self.rerun} --debug", err=True)
 
 
 class Commands(click.Group):
-    """Every simkit error becomes a one-line message and exit status 1, never a traceback."""
+    """Input errors become one line and exit 2; any other exception becomes an
+    ``InternalError`` (exit 1), never a bare traceback."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGV] = list(args)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except SimkitError as exc:
-            raise click.ClickException(str(exc)) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except InputError as exc:
+            raise InputProblem(str(exc)) from None
+        except Exception as exc:
+            rerun = ctx.meta.get(_RERUN) or shlex.join(["simkit", *ctx.meta.get(_ARGV, [])])
+            raise InternalError(exc, rerun, ctx.meta.get(_DEBUG, False)) from None
+
+
+def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[_DEBUG] = True
+
+
+def debug_option(command):
+    """``--debug`` on a command: an internal error prints its full traceback."""
+    return click.option(
+        "--debug",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_debug,
+        help="On an internal error, print the full traceback.",
+    )(command)
+
+
+def rerun_with(command: str) -> None:
+    """Name the command that reproduces an internal error raised from here on."""
+    click.get_current_context().meta[_RERUN] = command
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,6 +105,7 @@ main.command_class = Command
 
 
 @main.command()
+@debug_option
 def vectors() -> None:
     """Print every byte-exact construction computed on fixed inputs (JSON).
 
@@ -51,18 +119,27 @@ def vectors() -> None:
 
 
 @main.command()
+@debug_option
 @click.option(
     "--time",
     "seconds",
-    type=float,
+    type=click.FloatRange(min=0, min_open=True),
     default=60.0,
     show_default=True,
-    help="Wall-clock budget in seconds.",
+    help="Wall-clock budget in seconds, for the search and the shrinking of a failure.",
+)
+@click.option(
+    "--shrink-time",
+    "shrink_seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Give shrinking its own budget: seconds from the first violation "
+    "(default: what is left of --time).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fuzz session.")
 @click.option(
     "--max-steps",
-    type=int,
+    type=click.IntRange(min=1),
     default=25,
     show_default=True,
     help="Steps per example (Hypothesis shrinks failures below it).",
@@ -70,8 +147,9 @@ def vectors() -> None:
 @click.option(
     "--variant",
     "variant_ref",
-    metavar="MODULE:NAME",
-    help="Fuzz a protocol variant (docs/variants.md) instead of the honest stack.",
+    metavar="MODULE:NAME|PATH.py:NAME",
+    help="Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
+    "MODULE is looked up in the current directory first.",
 )
 @click.option(
     "--out",
@@ -80,53 +158,135 @@ def vectors() -> None:
     help="Reproducer path (default: simkit-repro-<variant>-<seed>.json).",
 )
 def fuzz(
-    seconds: float, seed: int, max_steps: int, variant_ref: str | None, out: str | None
+    seconds: float,
+    shrink_seconds: float | None,
+    seed: int,
+    max_steps: int,
+    variant_ref: str | None,
+    out: str | None,
 ) -> None:
-    """Run the state machines until the time budget ends or an invariant breaks.
+    """Run the state machines until the budget ends or an invariant breaks.
 
-    On a violation: print the shrunk steps, write a reproducer (JSON) and exit 1.
-    Otherwise print examples run, steps per second and the invariants checked.
+    On a violation: write a reproducer at once (JSON), overwrite it as shrinking
+    finds shorter failing runs, print the shortest one's steps and exit 1. Ctrl-C
+    stops with the best reproducer so far. Otherwise print examples run, steps per
+    second and the invariants checked.
     """
+    from pathlib import Path
+
+    from simkit.fuzz.runner import SHRINK_CAP_S
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.sim.variant import HONEST, load_variant
 
+    if shrink_seconds is not None and shrink_seconds > SHRINK_CAP_S:
+        raise click.BadParameter(
+            f"at most {SHRINK_CAP_S:g} s (Hypothesis gives up shrinking after 300 s)",
+            param_hint="--shrink-time",
+        )
     variant = load_variant(variant_ref) if variant_ref else HONEST
-    click.echo(f"fuzzing {variant.name} ({variant.description}) for {seconds:g} s, seed {seed}")
+    path = out or f"simkit-repro-{variant.name}-{seed}.json"
+    if not Path(path).resolve().parent.is_dir():
+        raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
+    budget = f"{seconds:g} s" + (f" + {shrink_seconds:g} s to shrink" if shrink_seconds else "")
+    click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
+    status = _Status()
 
     def progress(result) -> None:
-        rate = result.steps / result.seconds if result.seconds else 0
-        click.echo(
-            f"\r  {result.seconds:6.1f} s  {result.examples} examples  {result.steps} steps  "
-            f"{rate:,.0f} steps/s",
-            err=True,
-            nl=False,
-        )
+        if result.found_after is None:
+            rate = result.steps / result.seconds if result.seconds else 0
+            status.show(
+                f"{result.seconds:6.1f} s  {result.examples} examples  {result.steps} steps  "
+                f"{rate:,.0f} steps/s"
+            )
+        elif result.reproducer is not None:
+            best = result.reproducer
+            invariant = best.violations[0]["invariant"] if best.violations else "crash"
+            status.show(
+                f"shrinking {result.seconds - result.found_after:6.1f} s: "
+                f"{len(best.steps)} steps left (from {result.first_steps}), {invariant}, "
+                f"{result.shrink_attempts} attempts"
+            )
+
+    def written(result) -> None:
+        if not status.announced:  # the first failing run, unshrunk
+            status.announced = True
+            status.line(
+                f"violation after {result.found_after:.1f} s ({result.first_steps} steps): "
+                f"reproducer written to {path}; shrinking it (Ctrl-C stops with the best so far)"
+            )
 
     result = run_fuzz(
-        variant, seconds=seconds, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
-        progress=progress,
+        variant, seconds=seconds, shrink_seconds=shrink_seconds, seed=seed,
+        max_steps=max_steps, variant_ref=variant_ref, out=path, progress=progress,
+        written=written,
     )  # fmt: skip
-    click.echo("", err=True)
+    status.end()
     if result.failure is None:
         rate = result.steps / result.seconds if result.seconds else 0
         click.echo(
+            f"{'interrupted (Ctrl-C): ' if result.interrupted else ''}"
             f"no violation: {result.examples} examples, {result.steps} steps, "
             f"{rate:,.0f} steps/s in {result.seconds:.1f} s"
         )
         click.echo("invariants checked: " + ", ".join(result.invariants))
         _print_coverage(result.coverage)
-        return
-    click.echo(f"VIOLATION after {result.found_after or result.seconds:.1f} s "
-               f"(shrunk in {result.seconds:.1f} s total):")  # fmt: skip
-    click.echo(result.failure)
-    if result.reproducer is not None:
-        click.echo(f"shrunk steps ({len(result.reproducer.steps)}):")
-        for index, step in enumerate(result.reproducer.steps):
-            click.echo(f"  {index:3d}  {json.dumps(step)}")
-        path = out or f"simkit-repro-{variant.name}-{seed}.json"
-        result.reproducer.write(path)
-        click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
+        sys.exit(130 if result.interrupted else 0)
+    _report_violation(result, path, shrink_seconds)
     sys.exit(1)
+
+
+class _Status:
+    """One status line on stderr, rewritten in place; full lines go to stdout."""
+
+    def __init__(self) -> None:
+        self.width = 0
+        self.announced = False
+
+    def show(self, text: str) -> None:
+        click.echo(f"\r  {text:<{self.width}}", err=True, nl=False)
+        self.width = max(self.width, len(text))
+
+    def end(self) -> None:
+        if self.width:
+            click.echo("", err=True)
+            self.width = 0
+
+    def line(self, text: str) -> None:
+        self.end()
+        click.echo(text)
+
+
+def _report_violation(result, path: str, shrink_seconds: float | None) -> None:
+    from simkit.fuzz.runner import SHRINK_CAP_S
+
+    best = result.reproducer
+    took = (
+        f"after {result.seconds - result.found_after:.1f} s and "
+        f"{result.shrink_attempts} attempt{'s' * (result.shrink_attempts != 1)}"
+    )
+    kept = "the reproducer holds the shortest failing run found"
+    budget = "--shrink-time" if shrink_seconds else "--time"
+    ended = {
+        "done": f"shrunk {took}",
+        "off": "not shrunk",
+        "budget": f"shrinking cut off by the {budget} budget {took}: {kept}; "
+        "give shrinking more time with --shrink-time SECONDS",
+        "cap": f"shrinking stopped at its {SHRINK_CAP_S:g} s limit {took}: {kept}",
+        "attempts": f"shrinking cut off {took}: {kept}",
+        "interrupted": f"shrinking was interrupted (Ctrl-C) {took}: {kept}",
+    }[result.shrinking]
+    click.echo(
+        f"VIOLATION after {result.found_after:.1f} s in a run of {result.first_steps} steps; "
+        f"{ended}"
+    )
+    click.echo(result.failure)
+    if best is None:
+        click.echo("no reproducer: the run broke before its world was built")
+        return
+    click.echo(f"steps ({len(best.steps)}):")
+    for index, step in enumerate(best.steps):
+        click.echo(f"  {index:3d}  {json.dumps(step)}")
+    click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
 
 
 def _print_coverage(coverage) -> None:
@@ -140,6 +300,7 @@ def _print_coverage(coverage) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
     "--report",
@@ -151,9 +312,10 @@ def _print_coverage(coverage) -> None:
 def replay(file: str, report_dir: str | None) -> None:
     """Rerun a reproducer exactly and say which invariant failed where.
 
-    Exits 1 when an invariant fails (the reproducer reproduces), 0 otherwise. With
-    --report, the run becomes a report whose violation section names the invariant,
-    the step it broke after, and the trace events behind it.
+    Exits 1 when an invariant fails (the reproducer reproduces), 0 when none does,
+    2 when the file is missing or broken. With --report, the run becomes a report whose
+    violation section names the invariant, the step it broke after, and the trace
+    events behind it.
     """
     from simkit.fuzz.reproducer import Reproducer, replay_summary
     from simkit.fuzz.reproducer import replay as run_replay
@@ -179,6 +341,7 @@ def replay(file: str, report_dir: str | None) -> None:
 
 
 @main.command("list")
+@debug_option
 @click.argument("path", type=click.Path(exists=True), required=False)
 def list_scenarios(path: str | None) -> None:
     """List the scenario library, one line each.
@@ -197,6 +360,7 @@ def list_scenarios(path: str | None) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("path", type=click.Path(exists=True), required=False)
 @click.option("--seed", type=int, default=None, help="Run with this seed instead of the file's.")
 @click.option(
@@ -228,6 +392,9 @@ def run(path: str | None, seed: int | None, report_dir: str | None, as_json: boo
         scenarios, label="scenarios", file=sys.stderr, item_show_func=lambda s: s and s.name
     ) as bar:
         for scenario in bar:
+            rerun_with(
+                shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
+            )
             result = run_scenario(scenario)
             results.append(result)
             if report_dir:
@@ -269,6 +436,7 @@ def _print_table(results) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("trace", type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--out",
@@ -308,6 +476,7 @@ BENCH_GROUPS = ("crypto", "relay", "sim", "fuzz")
 
 
 @main.command()
+@debug_option
 @click.argument("group", type=click.Choice([*BENCH_GROUPS, "all"]), default="all")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Also write JSON here.")
 @click.option("--quick", is_flag=True, help="Shorter measurements (rougher figures).")

@@ -8,7 +8,7 @@ def fuzz_for(seconds: float) -> dict:
     from simkit.fuzz.runner import fuzz
     from simkit.sim.variant import HONEST
 
-    result = fuzz(HONEST, seconds=seconds, seed=1, max_steps=25, database=None, shrink=False)
+    result = fuzz(HONEST, seconds=seconds, seed=1, max_steps=25, shrink=False)
     return {"examples": result.examples, "steps": result.steps, "seconds": result.seconds}
 
 

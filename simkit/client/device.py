@@ -23,6 +23,7 @@ from simkit.client.clock import Clock
 from simkit.client.config import AppConfig
 from simkit.client.events import ClientEvent, GraphStatus
 from simkit.client.logverify import ALARM, OFF, OK, UNVERIFIED, LogState, unverified
+from simkit.client.paging import PagingStalled
 from simkit.client.receive import check_op
 from simkit.client.store import LocalStore
 from simkit.client.transport import RelayUnavailable, Transport, send_with_retries
@@ -475,6 +476,11 @@ class Device:
                 self.last_error = str(exc)
                 self._relay_unreachable(gid)
                 stats = {"error": "unreachable"}
+            except PagingStalled as exc:  # docs/client.md, "Paging": the run for gid ends
+                self.last_error = str(exc)
+                self.emit("sync.stopped", gid, route=exc.route, reason="no-progress",
+                          after=exc.after, cursor=exc.cursor)  # fmt: skip
+                stats = {"error": "stalled"}
             self.store.commit()
             self.emit("sync.done", gid, **stats)
 

@@ -35,6 +35,7 @@ EVENT_KINDS = (
     "log.ok",
     "log.anchored",
     "rotation.honoured",
+    "sync.stopped",
 )
 
 

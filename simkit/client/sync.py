@@ -19,6 +19,7 @@ from simkit.client.logverify import (
     verified,
     with_claim,
 )
+from simkit.client.paging import Pages
 from simkit.client.receive import Opened, Refusal
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol.canonical import compact_json
@@ -229,11 +230,14 @@ def _skip_echo(device, graph_id, batch, accepted: int, rejected: dict, cursor: i
 
 
 async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int]:
-    """Pull one subscription page by page; returns (applied, refused)."""
+    """Pull one subscription page by page; returns (applied, refused). Each page that
+    says ``more`` must advance the cursor, and one pull reads at most ``MAX_PAGES``
+    (``simkit.client.paging``)."""
     sk = device.storage_key(graph_id)
     applied = refused = 0
+    pages = Pages("pull", graph_id)
     while True:
-        cursor = device.store.get("cursor", sub_key, 0)
+        after = cursor = device.store.get("cursor", sub_key, 0)
         query = {"after": str(cursor), "limit": str(device.config.pull_limit)}
         if sub["kinds"]:
             query["kinds"] = ",".join(sub["kinds"])
@@ -269,8 +273,19 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
             cursor = max(cursor, answer["cursor"])
         device.store.put("cursor", sub_key, cursor)
         device.store.commit()  # the applied batch and its cursor become durable together
-        if stopped_at is not None or not answer["more"]:
+        if stopped_at is not None or not pages.another(after, cursor, answer["more"]):
+            _cut_short(device, pages)
             return applied, refused
+
+
+def _cut_short(device, pages: Pages) -> None:
+    """A read that stopped at its page limit says so; the next sync run goes on."""
+    if pages.cut_short:
+        device.last_error = (
+            f"{pages.route} {pages.graph_id}: stopped after {pages.read} pages; "
+            "the rest waits for the next sync run"
+        )
+        device.emit("sync.stopped", pages.graph_id, route=pages.route, reason="page-limit")
 
 
 async def _receive(device, graph_id: str, sk: str, op: dict):
@@ -407,6 +422,7 @@ async def verify_log(device, graph_id: str) -> None:
 
     entries = []
     after = log.through
+    pages = Pages("log", graph_id)
     while log.state != ALARM and log.through < served:  # read the log to its end
         query = {"after": str(after), "limit": str(device.config.log_page)}
         response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
@@ -418,9 +434,11 @@ async def verify_log(device, graph_id: str) -> None:
             log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
             break
         entries.extend(answer["entries"])
-        if not answer["more"] or not answer["entries"]:
+        end = answer["entries"][-1]["seq"] if answer["entries"] else after
+        if not pages.another(after, end, answer["more"]):
             break
-        after = answer["entries"][-1]["seq"]
+        after = end
+    _cut_short(device, pages)
     moved = frozenset(e["recordId"] for e in entries if e["seq"] > served)
     log = fold(log, entries, served, held_rev, refused_rev, is_checkpoint, moved)
     if log.through >= served:

@@ -6,6 +6,11 @@ blocked, so the caller reads the world's state safely and nothing happens behind
 its back. A step runs inside the Trio thread until it and every task it woke are
 blocked again; ``advance`` lets virtual time run. The same steps in the same order
 give the same trace.
+
+An exception raised inside the world reaches the caller as itself, with notes
+saying where and when (``simkit.sim.failure``): from the step that raised it, or,
+when a task of the world raised it (a device, a timer), from the step during which
+the world failed, and from every call after that.
 """
 
 import threading
@@ -15,13 +20,14 @@ import trio.testing
 
 from simkit.errors import SimkitError
 from simkit.sim.determinism import collecting_rarely, deterministic_trio
+from simkit.sim.failure import surfaced
 from simkit.sim.spec import WorldSpec
 from simkit.sim.variant import HONEST, Variant
 from simkit.sim.world import World
 
 
 class DriverError(SimkitError):
-    """The world's thread failed or stopped."""
+    """The world was used after it was closed."""
 
 
 class WorldDriver:
@@ -31,21 +37,26 @@ class WorldDriver:
         self._ready = threading.Event()
         self._token = None
         self._stop: trio.Event | None = None
-        self._error: BaseException | None = None
+        self._error: BaseException | None = None  # what ended the world's run
+        self.failure: BaseException | None = None  # the last exception raised from the world
         self._thread = threading.Thread(target=self._main, name="simkit-world", daemon=True)
         self._thread.start()
         self._ready.wait()
         if self._error is not None:
-            raise DriverError(f"the world failed to start: {self._error!r}") from self._error
+            self.failure = self._error
+            raise self.failure
 
     def _main(self) -> None:
         try:
             with deterministic_trio(self.world.spec.seed), collecting_rarely():
                 trio.run(self._serve, clock=self.clock)
         except BaseException as exc:  # reported to the caller, never lost in the thread
-            self._error = exc
+            self._error = surfaced(exc, self._where())
         finally:
             self._ready.set()
+
+    def _where(self) -> str:
+        return f"seed {self.world.spec.seed!r}, virtual time {self.clock.current_time():.3f} s"
 
     async def _serve(self) -> None:
         async with self.world.running():
@@ -88,9 +99,22 @@ class WorldDriver:
         return self.clock.current_time()
 
     def _call(self, async_fn):
-        if self._error is not None or not self._thread.is_alive():
-            raise DriverError(f"the world is not running: {self._error!r}")
-        return trio.from_thread.run(async_fn, trio_token=self._token)
+        if self._error is not None:
+            self.failure = self._error
+            raise self.failure
+        if not self._thread.is_alive():
+            raise DriverError("the world is closed")
+        try:
+            return trio.from_thread.run(async_fn, trio_token=self._token)
+        except (trio.Cancelled, trio.RunFinishedError):
+            self._thread.join()  # a task of the world raised: the run has ended
+            if self._error is None:
+                raise
+            failure = self._error
+        except BaseException as exc:  # the step itself raised
+            failure = surfaced(exc, self._where())
+        self.failure = failure
+        raise failure
 
     def close(self) -> None:
         """Stop the world and its thread."""

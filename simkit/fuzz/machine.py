@@ -23,6 +23,7 @@ from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
 from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor, Violation
+from simkit.sim.forge import HOWS
 from simkit.sim.variant import HONEST, Variant
 
 MAX_LINKS = 2
@@ -71,6 +72,7 @@ class WorldMachine(RuleBasedStateMachine):
         self.steps: list[dict] = []
         self.monitor = Monitor(self.honest)
         self.links = 0
+        self._checked_setup = False
         self.blobs: list[tuple[str, str]] = []  # (graph, blob ID) uploaded so far
         type(self).last = self
 
@@ -89,8 +91,16 @@ class WorldMachine(RuleBasedStateMachine):
         self.driver = WorldDriver(params.spec(), self.variant)
 
     def do(self, **step) -> None:
+        """Record and apply one step, then check the invariants, exactly as ``replay``
+        does (a rule may take several steps; a rule that takes none checks nothing)."""
         self.steps.append(step)
         apply_step(self.driver, step, len(self.steps) - 1)
+        self._check()
+
+    def _check(self) -> None:
+        violations = self.monitor.step(self.world)
+        if violations:
+            raise InvariantViolation(violations)
 
     def alive(self) -> list[str]:
         """Devices that run (a stolen device counts: the thief runs it)."""
@@ -119,10 +129,10 @@ class WorldMachine(RuleBasedStateMachine):
 
     @invariant()
     def invariants_hold(self) -> None:
-        if self.driver is not None:
-            violations = self.monitor.step(self.world)
-            if violations:
-                raise InvariantViolation(violations)
+        """The world as set up, before any step (each step checks itself in ``do``)."""
+        if self.driver is not None and not self.steps and not self._checked_setup:
+            self._checked_setup = True
+            self._check()
 
     def teardown(self) -> None:
         if self.driver is None:
@@ -315,6 +325,16 @@ class WorldMachine(RuleBasedStateMachine):
             self.links += 1
         self.do(rule="interrupt", ceremony=step, requests=requests, before=before, fault=fault)
 
+    @swarm("rogue")
+    @rule(data=st.data(), record=st.sampled_from(RECORDS), how=st.sampled_from(HOWS))
+    def forge(self, data, record, how):
+        """A member's non-conforming client pushes a sealed record that breaks one
+        receive check: every receiver refuses it."""
+        chosen = self.device_and_graph(data)
+        if chosen is not None:
+            device, graph = chosen
+            self.do(rule="forge", device=device, graph=graph, record=record, how=how)
+
     # -- the directory --------------------------------------------------------------------
 
     @swarm("membership")
@@ -440,6 +460,40 @@ class AdversaryMachine(WorldMachine):
             return
         target = self.pick(data, self.honest_devices(), "target")
         self.do(**self._mode(data, *mode, target))
+
+    @swarm("adversary")
+    @rule(
+        data=st.data(),
+        mode=st.sampled_from(MODES),
+        count=st.sampled_from([1, 70]),
+        merge=st.booleans(),
+    )
+    def attack(self, data, mode, count, merge):
+        """A mode switched on, then what exposes it: another device writes to a graph
+        the target follows (one record, or a checkpoint boundary's worth), time passes,
+        and a fork or rollback may meet the honest history again."""
+        if len(self.honest_devices()) < 2:
+            return
+        target = self.pick(data, self.honest_devices(), "target")
+        shared = [
+            (d, g)
+            for d in self.honest_devices()
+            if d != target
+            for g in self.graphs_of(d)
+            if g in self.graphs_of(target)
+        ]
+        if not shared:
+            return
+        self.do(**self._mode(data, *mode, target))
+        writer, graph = self.pick(data, shared, "writer")
+        if count == 1:
+            self.do(rule="write", device=writer, graph=graph, record="r0", op="edit")
+        else:
+            self.do(rule="burst", device=writer, graph=graph, count=count)
+        self.do(rule="advance", seconds=30)
+        if merge and mode[0] in ("fork", "rollback"):
+            self.do(rule="merge")
+            self.do(rule="advance", seconds=30)
 
     @swarm("adversary")
     @rule()

@@ -1,9 +1,14 @@
 """Reproducers: a failing fuzz run as a self-contained JSON file, and its replay.
 
 The file holds the simkit version, the machine, the world parameters (seed
-included), the variant, and the step list. Replaying applies the same steps to
-the same world, checking the invariants after each step and at quiescence, so
-it fails at the same place with the same trace hash every time.
+included), the variant, and the step list. A variant given as a file path is
+stored relative to the reproducer's folder (a module name as it is, resolved from
+the directory replay runs in), so the reproducer replays from anywhere while the
+two files stay side by side.
+
+Replaying applies the same steps to the same world, checking the invariants after
+each step and at quiescence, so it fails at the same place with the same trace
+hash every time.
 """
 
 import json
@@ -12,15 +17,15 @@ from pathlib import Path
 import attrs
 
 from simkit import __version__
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
 from simkit.invariants.verdicts import first_violation, verdicts
-from simkit.sim.variant import HONEST, load_variant
+from simkit.sim.variant import HONEST, load_variant, ref_relative_to, ref_resolved_from
 
 
-class ReproducerError(SimkitError, ValueError):
+class ReproducerError(InputError):
     """A reproducer file is missing, unreadable, or lacks a field."""
 
 
@@ -29,10 +34,11 @@ class Reproducer:
     machine: str  # "honest" | "adversary"
     params: WorldParams
     steps: tuple[dict, ...]
-    variant: str | None = None  # "module:name"
+    variant: str | None = None  # "module:name" or "path/to/file.py:name"
     violations: tuple[dict, ...] = ()
     trace_hash: str | None = None
     simkit: str = __version__
+    origin: str | None = attrs.field(default=None, eq=False)  # the file it was loaded from
 
     def to_json(self) -> dict:
         return {
@@ -46,7 +52,10 @@ class Reproducer:
         }
 
     def write(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        data = self.to_json()
+        if self.variant:
+            data["variant"] = ref_relative_to(self.variant, Path(path).parent)
+        Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> "Reproducer":
@@ -57,14 +66,16 @@ class Reproducer:
         except ValueError as exc:
             raise ReproducerError(f"{path}: not JSON: {exc}") from None
         try:
+            variant = data.get("variant")
             return cls(
                 machine=data["machine"],
                 params=WorldParams(**data["world"]),
                 steps=tuple(data["steps"]),
-                variant=data.get("variant"),
+                variant=variant and ref_resolved_from(variant, Path(path).parent),
                 violations=tuple(data.get("violations", ())),
                 trace_hash=data.get("trace_hash"),
                 simkit=data.get("simkit", "unknown"),
+                origin=str(path),
             )
         except (KeyError, TypeError) as exc:
             raise ReproducerError(f"{path}: missing or malformed field {exc}") from None
@@ -91,7 +102,7 @@ class Replay:
 
 def replay(repro: Reproducer) -> Replay:
     """Rerun a reproducer; stop at the first step after which an invariant breaks."""
-    variant = load_variant(repro.variant) if repro.variant else HONEST
+    variant = load_variant(repro.variant, repro.origin) if repro.variant else HONEST
     monitor = Monitor(honest=repro.machine == "honest")
     driver = WorldDriver(repro.params.spec(), variant)
 

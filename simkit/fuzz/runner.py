@@ -1,23 +1,39 @@
 """The fuzzing loop behind ``simkit fuzz``.
 
 It alternates the honest and the adversary state machines in short chunks of
-examples until the time budget ends or an invariant breaks. Each chunk is seeded
-from ``--seed`` (so a session is repeatable), and Hypothesis's example database
-under ``.hypothesis/`` replays known failures first. On a failure Hypothesis
-shrinks it; the shrunk run's steps become a reproducer.
+examples until an invariant breaks, then Hypothesis shrinks the failure. Each
+chunk is seeded from ``--seed``, so a session is repeatable (a seeded Hypothesis
+run uses no example database: failures are kept as reproducers instead).
+
+One budget covers the search and the shrinking (or shrinking gets its own). It
+is checked as each example starts: an example runs to its end, because a world
+stopped mid-step could not be torn down. Once the budget is spent the runner
+raises ``_BudgetSpent``, a KeyboardInterrupt, which Hypothesis lets through at
+once without saving the interrupted example as a failure; Ctrl-C stops the run
+the same way at the next example. Either way the result is the best failing run
+the runner kept itself: the first one, then each that fails with fewer steps (or
+as many: the shrinker only tries simpler examples), each written as a
+reproducer the moment it is seen.
 """
 
 import contextlib
+import functools
+import itertools
+import math
+import signal
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.control import current_build_context
+from hypothesis.errors import HypothesisException
 from hypothesis.stateful import get_state_machine_test
 
 from simkit.bench import wall_clock
+from simkit.errors import describe
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
 from simkit.invariants import Monitor
@@ -25,48 +41,54 @@ from simkit.sim.behaviours import Coverage
 from simkit.sim.variant import Variant
 
 CHUNK_EXAMPLES = 5
+# Hypothesis abandons a shrink after 300 s with a "PLEASE REPORT THIS" warning:
+# the runner stops shrinking before that, at the example boundary it controls.
+SHRINK_CAP_S = 270.0
+
+
+class _BudgetSpent(KeyboardInterrupt):
+    """The budget ran out: stop Hypothesis at once, as Ctrl-C would."""
+
+
+@attrs.frozen
+class Budget:
+    """How long a fuzz session may run. ``seconds`` of wall time cover the search and
+    the shrinking; ``shrink_seconds`` gives shrinking its own time from the first
+    violation instead. ``shrink_attempts`` bounds shrinking by examples run: a
+    budget that does not depend on the machine's speed (tests use it)."""
+
+    seconds: float
+    shrink_seconds: float | None = None
+    shrink_attempts: int | None = None
+
+    def shrink_deadline(self, start: float, found: float) -> tuple[float, str]:
+        """When shrinking must stop, for a session that started at ``start`` and
+        found its first violation at ``found``, and which limit says so: "budget"
+        or "cap" (``SHRINK_CAP_S``)."""
+        if self.shrink_seconds is not None:
+            end = found + self.shrink_seconds
+        else:
+            end = start + self.seconds
+        cap = found + SHRINK_CAP_S
+        return (end, "budget") if end <= cap else (cap, "cap")
 
 
 @attrs.define
 class FuzzResult:
-    examples: int = 0
-    steps: int = 0
+    examples: int = 0  # examples run before the first violation
+    steps: int = 0  # steps run in every example (search and shrinking)
     seconds: float = 0.0
-    invariants: list[str] = attrs.Factory(list)
-    found_after: float | None = None  # seconds until an invariant first broke (before shrinking)
-    failing: WorldMachine | None = None  # the last run that broke an invariant (the shrunk one)
-    reproducer: Reproducer | None = None
-    failure: str | None = None
+    invariants: list[str] = attrs.Factory(list)  # those the machines that ran check
+    found_after: float | None = None  # seconds until an invariant first broke
+    first_steps: int | None = None  # steps of that first failing run (before shrinking)
+    shrink_attempts: int = 0  # examples run while shrinking
+    # how shrinking ended: "done", "off", "interrupted" (Ctrl-C), or the limit that cut
+    # it off: "budget" (seconds), "cap" (SHRINK_CAP_S), "attempts"
+    shrinking: str | None = None
+    interrupted: bool = False  # Ctrl-C stopped the run
+    reproducer: Reproducer | None = None  # the best failing run so far (fewest steps)
+    failure: str | None = None  # what broke in it
     coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
-
-
-def _counted(machine: type[WorldMachine], result: FuzzResult, start: float):
-    """Count examples and steps as the machine runs them, and note when an invariant
-    first breaks (shrinking runs afterwards)."""
-
-    class Counted(machine):
-        def start(self, params):
-            result.examples += 1
-            super().start(params)
-
-        def do(self, **step):
-            result.steps += 1
-            super().do(**step)
-
-        def invariants_hold(self):
-            with _noting(result, start, self):
-                super().invariants_hold()
-
-        def teardown(self):
-            try:
-                with _noting(result, start, self):
-                    super().teardown()
-            finally:
-                if self.driver is not None:
-                    result.coverage.merge(self.world.coverage)
-
-    Counted.__name__ = machine.__name__
-    return Counted
 
 
 def fuzz(
@@ -75,73 +97,174 @@ def fuzz(
     seconds: float,
     seed: int,
     max_steps: int,
+    shrink_seconds: float | None = None,
+    shrink_attempts: int | None = None,
     variant_ref: str | None = None,
-    database: str | Path | None = ".hypothesis/examples",
     shrink: bool = True,
+    out: str | Path | None = None,
     progress: Callable[[FuzzResult], None] = lambda result: None,
+    written: Callable[[FuzzResult], None] = lambda result: None,
 ) -> FuzzResult:
-    """Fuzz ``variant`` for ``seconds`` of wall time; stop at the first violation
-    (shrunk unless ``shrink`` is off)."""
+    """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
+    (unless ``shrink`` is off) within what is left of the budget.
+
+    ``progress`` is called as each example starts (raising KeyboardInterrupt there
+    stops the run as Ctrl-C does); ``written`` each time ``result.reproducer``, the
+    best failing run so far, was written to ``out``.
+    """
     result = FuzzResult()
-    result.invariants = sorted({*Monitor(True).names, *Monitor(False).names})
-    start = wall_clock()
-    chunk = 0
-    while wall_clock() - start < seconds:
-        honest = chunk % 2 == 0
-        machine = _counted(machine_for(variant, honest=honest), result, start)
-        test = get_state_machine_test(
-            machine,
-            settings=settings(
-                max_examples=CHUNK_EXAMPLES,
-                stateful_step_count=max_steps,
-                deadline=None,
-                database=DirectoryBasedExampleDatabase(str(database)) if database else None,
-                suppress_health_check=list(HealthCheck),
-                report_multiple_bugs=False,
-                phases=[Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)],
-            ),
-        )
-        failed = True
-        try:
-            hypothesis_seed(seed * 1_000_003 + chunk)(test)()
-            failed = False
-        except InvariantViolation as exc:
-            result.failure = str(exc)
-            _keep(result, machine, variant_ref, honest, exc)
-        except Exception as exc:  # a crash in the stack under test is a finding too
-            result.failure = f"{type(exc).__name__}: {exc}"
-            _keep(result, machine, variant_ref, honest, None)
-        chunk += 1
-        result.seconds = wall_clock() - start
-        progress(result)
-        if failed:
-            return result
+    budget = Budget(seconds, shrink_seconds, shrink_attempts)
+    session = _Session(result, budget, variant_ref, out, progress, written)
+    phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
+    with _ctrl_c_between_examples(session):
+        for chunk in itertools.count():
+            honest = chunk % 2 == 0
+            machine = machine_for(variant, honest=honest)
+            test = get_state_machine_test(
+                machine,
+                settings=settings(
+                    max_examples=CHUNK_EXAMPLES,
+                    stateful_step_count=max_steps,
+                    deadline=None,
+                    database=None,  # @seed below would drop it anyway
+                    suppress_health_check=list(HealthCheck),
+                    report_multiple_bugs=False,
+                    verbosity=Verbosity.quiet,  # the runner reports the failing run itself
+                    phases=phases,
+                ),
+            )
+            test.hypothesis.inner_test = session.observe(test.hypothesis.inner_test, machine)
+            try:
+                hypothesis_seed(seed * 1_000_003 + chunk)(test)()
+            except _BudgetSpent:
+                result.shrinking = session.limit
+                break
+            except KeyboardInterrupt:
+                result.interrupted = True
+                result.shrinking = "interrupted" if result.found_after is not None else None
+                break
+            except Exception:
+                if result.failure is None:
+                    raise  # Hypothesis's own error (a broken machine), not a finding
+                result.shrinking = "done" if shrink else "off"
+                break
+    result.seconds = wall_clock() - session.start
+    result.invariants = sorted({name for honest in session.ran for name in Monitor(honest).names})
     return result
 
 
+class _Session:
+    """What every example of one fuzz run shares: the clock and the budget, the best
+    failing run so far, and a pending Ctrl-C."""
+
+    def __init__(self, result, budget, variant_ref, out, progress, written) -> None:
+        self.result, self.budget = result, budget
+        self.variant_ref, self.out = variant_ref, out
+        self.progress, self.written = progress, written
+        self.start = wall_clock()
+        self.shrink_deadline = math.inf
+        self.deadline_limit = "budget"
+        self.limit: str | None = None  # the limit that stopped shrinking
+        self.best_steps = math.inf
+        self.ctrl_c = False
+        self.ran: set[bool] = set()  # machine.honest of the machines that ran an example
+
+    def observe(self, inner, machine: type[WorldMachine]):
+        """Wrap Hypothesis's test function (its ``inner_test`` hook) to check the
+        budget before each example and keep each failing run."""
+
+        @functools.wraps(inner)  # Hypothesis reads the test's name and signature
+        def example(*args, **kwargs):
+            machine.last = None
+            self.before_example()
+            self.ran.add(machine.honest)
+            try:
+                inner(*args, **kwargs)
+            except HypothesisException:
+                raise  # Hypothesis's own control flow or error, not a finding
+            except Exception as exc:
+                self.failed(machine.last, machine.honest, exc)
+                raise
+            finally:
+                last = machine.last
+                self.result.steps += len(last.steps) if last else 0
+                if last is not None and last.driver is not None:
+                    self.result.coverage.merge(last.world.coverage)
+
+        return example
+
+    def before_example(self) -> None:
+        if current_build_context().is_final:
+            return  # Hypothesis replays its shrunk example to report it: let it run
+        result, now = self.result, wall_clock()
+        result.seconds = now - self.start
+        if self.ctrl_c:
+            raise KeyboardInterrupt
+        if result.found_after is None:
+            if result.seconds >= self.budget.seconds:
+                raise _BudgetSpent
+            result.examples += 1
+        else:
+            attempts = self.budget.shrink_attempts
+            if attempts is not None and result.shrink_attempts >= attempts:
+                self.limit = "attempts"
+            elif now >= self.shrink_deadline:
+                self.limit = self.deadline_limit
+            if self.limit:
+                raise _BudgetSpent
+            result.shrink_attempts += 1
+        self.progress(result)
+
+    def failed(self, machine: WorldMachine | None, honest: bool, exc: Exception) -> None:
+        """Keep a failing run if it is the first, or as short as the best so far."""
+        result, now = self.result, wall_clock()
+        steps = len(machine.steps) if machine else 0
+        if result.found_after is None:
+            result.found_after = now - self.start
+            result.first_steps = steps
+            self.shrink_deadline, self.deadline_limit = self.budget.shrink_deadline(self.start, now)
+        if steps > self.best_steps:
+            return
+        self.best_steps = steps
+        first = _first_failure(exc)
+        violations = first.violations if isinstance(first, InvariantViolation) else ()
+        result.failure = str(first) if violations else describe(first)
+        if machine is None or machine.params is None:
+            return  # it broke before its world existed: nothing to replay
+        result.reproducer = Reproducer(
+            machine="honest" if honest else "adversary",
+            params=machine.params,
+            steps=tuple(machine.steps),
+            variant=self.variant_ref,
+            violations=tuple(v.to_json() for v in violations),
+        )
+        if self.out is not None:
+            result.reproducer.write(self.out)
+            self.written(result)
+
+
+def _first_failure(exc: BaseException) -> BaseException:
+    """The first thing that broke in a run: when an invariant breaks after a step,
+    the teardown's checks at quiescence may raise again with it as the context."""
+    while isinstance(exc.__context__, InvariantViolation):
+        exc = exc.__context__
+    return exc
+
+
 @contextlib.contextmanager
-def _noting(result: FuzzResult, start: float, machine: WorldMachine):
+def _ctrl_c_between_examples(session: _Session):
+    """The first Ctrl-C stops the run before the next example starts (a world
+    interrupted mid-step could not be torn down); a second one interrupts at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop_soon(signum, frame) -> None:
+        session.ctrl_c = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, stop_soon)
     try:
         yield
-    except Exception:
-        if result.found_after is None:
-            result.found_after = wall_clock() - start
-        result.failing = machine
-        raise
-
-
-def _keep(result, machine, variant_ref, honest, exc) -> None:
-    """Keep the steps of the last run that broke an invariant: after shrinking (even a
-    shrink Hypothesis gave up on) that is the example it reports, while the last run
-    of all may be a candidate that passed."""
-    last = result.failing or machine.last
-    if last is None or last.params is None:
-        return
-    violations = tuple(v.to_json() for v in exc.violations) if exc else ()
-    result.reproducer = Reproducer(
-        machine="honest" if honest else "adversary",
-        params=last.params,
-        steps=tuple(last.steps),
-        variant=variant_ref,
-        violations=violations,
-    )
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -6,14 +6,16 @@ small function; ``RULES`` maps a step's ``rule`` to it.
 """
 
 import functools
+import json
 
 import trio
 
 from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
-from simkit.errors import SimkitError
+from simkit.errors import InputError, SimkitError
 from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
+from simkit.sim.forge import forged_op
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import Write, plaintext
 from simkit.sim.world import Tripwire
@@ -21,7 +23,7 @@ from simkit.sim.world import Tripwire
 __all__ = ["MEMBERS", "RULES", "StepError", "WorldParams", "apply_step"]
 
 
-class StepError(SimkitError, ValueError):
+class StepError(InputError):
     """A step names an unknown rule or misses a field."""
 
 
@@ -33,8 +35,13 @@ def apply_step(driver, step: dict, index: int) -> None:
         raise StepError(f"step {index}: unknown rule {rule!r}")
     try:
         do(driver, step, index)
-    except KeyError as exc:
-        raise StepError(f"step {index} ({rule}): missing field {exc}") from None
+    except Exception as exc:
+        if exc is not driver.failure:  # the step, not the world, is wrong
+            if isinstance(exc, KeyError):
+                raise StepError(f"step {index} ({rule}): missing field {exc}") from None
+            raise
+        exc.add_note(f"during fuzz step {index}: {json.dumps(step)}")
+        raise
 
 
 # -- the application's users -------------------------------------------------------------
@@ -98,6 +105,28 @@ def _pair(driver, step, index) -> None:
     shown = holder.pairing_code_of(step["device"])
     same = new is not None and shown == new.pairing_code()
     _perform(driver, (S.Approve if same else S.Reject)(step["by"], step["device"], driver.now()))
+
+
+def _forge(driver, step, index) -> None:
+    """A member's buggy or malicious client pushes one sealed record that breaks a
+    receive rule (client rule 2): every receiver must refuse it, never apply it."""
+    world = driver.world
+    slot = world.slots[step["device"]]
+    if slot.device is None:
+        return
+    graph_id = graph_id_for(step["graph"], slot.member)
+
+    async def push():
+        op = forged_op(slot.device, graph_id, step["record"], step["how"])
+        if op is None:
+            return
+        world.forged.add((slot.device.storage_key(graph_id), step["record"], op["rev"]))
+        try:
+            await slot.device.request("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
+        except SimkitError as exc:
+            world.note("event", step["device"], name="app.forge-failed", detail=str(exc))
+
+    driver.run(world.on_device, step["device"], push)
 
 
 # -- blobs ---------------------------------------------------------------------------------
@@ -193,6 +222,8 @@ def _interrupt(driver, step, index) -> None:
     device_id = ceremony.get("device") if ceremony["rule"] in _NEW_DEVICE else ceremony["by"]
 
     def fire():
+        action = _ACTION_NAMES[ceremony["rule"]]
+        world.note("fault", "schedule", name="Interrupt", action=action, fault=step["fault"])
         if step["fault"] == "crash":
             world.crash(device_id)
         else:
@@ -206,6 +237,10 @@ def _interrupt(driver, step, index) -> None:
 
 
 _NEW_DEVICE = ("link", "recover", "invite")
+_ACTION_NAMES = {
+    "link": "LinkDevice", "revoke": "Revoke", "rotate": "Rotate", "recover": "Recover",
+    "invite": "Invite", "steal": "Steal",
+}  # fmt: skip
 
 
 def _perform(driver, action) -> None:
@@ -240,6 +275,7 @@ RULES = {
     "restart": _restart,
     "merge": _merge,
     "interrupt": _interrupt,
+    "forge": _forge,
     "link": _action(lambda s, now: S.LinkDevice(s["member"], s["device"], now)),
     "approve": _action(lambda s, now: S.Approve(s["by"], s["device"], now)),
     "reject": _action(lambda s, now: S.Reject(s["by"], s["device"], now)),

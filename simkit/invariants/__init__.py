@@ -13,8 +13,10 @@ from simkit.invariants.blindness import Blindness
 from simkit.invariants.blobs import BlobPolicies
 from simkit.invariants.convergence import Convergence, LastWriteWins, NoLostWrite
 from simkit.invariants.epochs import Epochs, KeyWraps
+from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
+from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
 
 ALL = (
@@ -32,6 +34,8 @@ ALL = (
     RotationOwed,
     PostRevocationConfidentiality,
     BlobPolicies,
+    Forgery,
+    Paging,
 )
 NAMES = tuple(cls.name for cls in ALL)
 

@@ -5,6 +5,7 @@ from simkit.client.logverify import ALARM
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.invariants.base import Invariant
 from simkit.protocol.derived import checkpoint_record_id
+from simkit.protocol.ids import storage_key
 from simkit.sim.clock import DEFAULT_EPOCH_MS
 
 # How long, in simulated seconds after the relay served a direct contradiction, a
@@ -15,7 +16,8 @@ BOUND_S = 30.0
 
 class AlarmSoundness(Invariant):
     """With an honest relay, under any network faults, clock skew and crashes, no device
-    ever reaches ``alarm`` and no honest record is rejected.
+    ever reaches ``alarm`` and no honest record is rejected (records a non-conforming
+    client forged, ``world.forged``, must be).
 
     One rejection is the protocol's own doing and is counted in ``known`` instead
     (docs/findings.md, F2): a record written before its writer was revoked, stamped
@@ -58,6 +60,9 @@ class AlarmSoundness(Invariant):
                     )
             return ()
         if name == "record.rejected":
+            sk = storage_key(fields["graph"], world.slots[event.actor].member)
+            if (sk, fields["recordId"], fields["rev"]) in world.forged:
+                return ()  # a non-conforming client's record: refusing it is right
             if fields["reason"] == "revoked-device" and self._written_before_revocation(
                 world, fields
             ):

@@ -30,7 +30,7 @@ class BlobPolicies(Invariant):
             return ()
         fields = event.fields
         key = (fields["graph"], fields["blob_id"])
-        self._forgotten[key] = (fields["reason"], event.t)
+        self._forgotten[key] = (fields["reason"], event.t, tuple(fields.get("receipts", ())))
         return ()
 
     def step(self, world):
@@ -62,12 +62,12 @@ class BlobPolicies(Invariant):
         why = self._forgotten.get(key)
         if why is None:
             return [self._v(world, key, f"({blob.policy}) vanished without being forgotten")]
-        reason, t = why
+        reason, t, receipts = why
         at = relay_time_ms(t)
         if reason == "expired" and (blob.expires_at is None or at < blob.expires_at):
             return [self._v(world, key, f"({blob.policy}) was expired before its ttl")]
         if reason == "acked" and (
-            blob.policy != "transport" or not _delivered(world, key[0], blob)
+            blob.policy != "transport" or not _delivered(world, key[0], receipts)
         ):
             return [self._v(world, key, f"({blob.policy}) was forgotten before every receipt")]
         return []
@@ -78,7 +78,7 @@ class BlobPolicies(Invariant):
         interval = world.relay.settings.sweep_interval_ms
         now_ms = relay_time_ms(world.now())
         for key, blob in self._blobs.items():
-            if blob.policy == "transport" and _delivered(world, key[0], blob):
+            if blob.policy == "transport" and _delivered(world, key[0], blob.receipts):
                 self._delivered.setdefault(key, now_ms)
         self._delivered = {k: t for k, t in self._delivered.items() if k in self._blobs}
         if not interval or not world.relay_up:
@@ -103,7 +103,7 @@ class BlobPolicies(Invariant):
         return self.violation(world, f"blob {key[1]} {what}", graph=key[0])
 
 
-def _delivered(world, sk: str, blob) -> bool:
+def _delivered(world, sk: str, receipts) -> bool:
     """Every current member (the owner, both parties, or the group's active members)
     holds a receipt."""
     kind, _, rest = sk.partition(":")
@@ -111,4 +111,4 @@ def _delivered(world, sk: str, blob) -> bool:
         members = {m for m in world.host.group_members(rest) if world.host.is_active(m)}
     else:
         members = set(rest.split(":"))
-    return members <= set(blob.receipts)
+    return members <= set(receipts)

@@ -106,7 +106,7 @@ class BlobRoutes(RelayCore):
         blob = graph.blobs[blob_id]
         tx.delete(graph.blobs, blob_id)
         tx.assign(graph, "blob_bytes", graph.blob_bytes - len(blob.data))
-        tx.emit(BlobForgotten(graph.key, blob_id, reason))
+        tx.emit(BlobForgotten(graph.key, blob_id, reason, blob.receipts))
         tx.poke(graph.key)
 
     def sweep(self) -> int:

@@ -75,12 +75,14 @@ class DeviceRevoke:
 
 @attrs.frozen
 class BlobForgotten:
-    """A blob was deleted; ``reason`` is ``deleted``, ``acked`` or ``expired``."""
+    """A blob was deleted; ``reason`` is ``deleted``, ``acked`` or ``expired``;
+    ``receipts`` are the members who had acked it (an audit of transport delivery)."""
 
     kind: ClassVar[str] = "blob.forgotten"
     graph: str
     blob_id: str
     reason: str
+    receipts: tuple[str, ...] = ()
 
 
 @attrs.frozen

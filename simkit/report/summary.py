@@ -4,7 +4,7 @@ beside the report so ``simkit report`` can render it again."""
 import json
 from pathlib import Path
 
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 
 SUMMARY_FILE = "summary.json"
 
@@ -25,7 +25,7 @@ _OPTIONAL = {"variant": str | None, "violation": dict}
 _VIOLATION = {"invariant": str, "detail": str, "text": str}
 
 
-class ReportError(SimkitError, ValueError):
+class ReportError(InputError):
     """A summary or saved report that cannot be rendered (a missing or mistyped key)."""
 
 

@@ -23,7 +23,7 @@ from simkit.scenario.actions import ACTIONS, Cast, check_capability, read_schedu
 from simkit.scenario.reader import Reader, ScenarioError, Source
 from simkit.sim import spec as S
 from simkit.sim.network import Latency, NetworkProfile
-from simkit.sim.variant import HONEST, Variant, load_variant
+from simkit.sim.variant import HONEST, Variant, load_variant, ref_resolved_from
 
 DAY_S = 86_400
 """The longest run or drain a file may ask for (the benchmarks' simulated day)."""
@@ -239,11 +239,8 @@ def _variant(r: Reader) -> tuple[Variant, str | None]:
     ref = r.get("variant", str)
     if ref is None:
         return HONEST, None
-    module, sep, name = ref.rpartition(":")
-    if sep and module.endswith(".py") and not Path(module).is_absolute():
-        ref = f"{r.source.path.parent / module}:{name}"
     try:
-        return load_variant(ref), r.table["variant"]
+        return load_variant(ref_resolved_from(ref, r.source.path.parent)), ref
     except SimkitError as exc:
         raise r.error("variant", str(exc)) from None
 

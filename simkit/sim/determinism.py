@@ -19,6 +19,7 @@ import trio
 from simkit.errors import SimkitError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.sim.clock import VirtualClock
+from simkit.sim.failure import surfaced
 
 T = TypeVar("T")
 Seed = int | bytes | str
@@ -96,7 +97,14 @@ def run_virtual(
 
     The clock is a ``VirtualClock`` (a fresh one unless given): it starts at 0 and
     jumps to the next deadline whenever every task is blocked, so a simulated day
-    costs only the work done in it.
+    costs only the work done in it. An exception raised inside reaches the caller as
+    itself, never as an exception group, with notes saying where and when
+    (``simkit.sim.failure``).
     """
+    clock = clock or VirtualClock()
     with deterministic_trio(seed), collecting_rarely():
-        return trio.run(async_fn, *args, clock=clock or VirtualClock())
+        try:
+            return trio.run(async_fn, *args, clock=clock)
+        except BaseException as exc:
+            failure = surfaced(exc, f"seed {seed!r}, virtual time {clock.current_time():.3f} s")
+        raise failure

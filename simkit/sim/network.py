@@ -27,6 +27,7 @@ from simkit.protocol.b64 import b64url_encode
 from simkit.protocol.canonical import canonical_json
 from simkit.protocol.entropy import SeededEntropy
 from simkit.sim.clock import sleep_until, virtual_clock
+from simkit.sim.failure import timer_name
 from simkit.sim.trace import Trace
 
 RELAY = "relay"
@@ -319,6 +320,8 @@ class Network:
         try:
             fn(*args)
         except Exception as exc:
+            now = virtual_clock().current_time()
+            exc.add_note(f"in {timer_name(fn, args)} at virtual time {now:.3f} s")
             self._timer_error = exc
             self._timer_failed.set()
 

@@ -24,9 +24,10 @@ from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
-from simkit.sim.behaviours import Coverage, relay_labels
+from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.determinism import run_virtual
+from simkit.sim.failure import task
 from simkit.sim.network import RELAY, Network
 from simkit.sim.schedule import perform
 from simkit.sim.trace import Trace
@@ -54,6 +55,7 @@ class DeviceSlot:
     scopes: list[trio.CancelScope] = attrs.Factory(list)  # everything this device is running
     revoked: bool = False
     stolen: bool = False  # revoked, but a thief keeps it running
+    registered: bool = False  # the relay has its keys (a crash may come first)
 
     @property
     def alive(self) -> bool:
@@ -119,6 +121,7 @@ class World:
         )
         self.slots: dict[str, DeviceSlot] = {}
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
+        self.forged: set[tuple[str, str, int]] = set()  # (storage key, record, rev) forged
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
@@ -211,6 +214,7 @@ class World:
         slots = [self.new_slot(m, d) for m, ids in sorted(self.spec.devices.items()) for d in ids]
         for slot in slots:
             await slot.device.register()
+            slot.registered = True
         for slot in slots:  # the initial fleet is trusted: pins set at setup
             for other in slots:
                 if other is not slot:
@@ -242,7 +246,7 @@ class World:
         )
         if event.kind == "log.alarm":
             modes = {m.action.mode for m in self.adversary.modes if m.aims_at(device.device_id)}
-            self.coverage.add(f"adversary {mode} detected" for mode in sorted(modes))
+            self.coverage.add(f"adversary {m} detected" for m in sorted(modes) if m in DETECTABLE)
 
     def _relay_event(self, event) -> None:
         fields = attrs.asdict(event, recurse=False)
@@ -260,7 +264,7 @@ class World:
     # -- device lifecycles ----------------------------------------------------------------
 
     def _start(self, slot: DeviceSlot) -> None:
-        self._nursery.start_soon(self._device_task, slot)
+        self._nursery.start_soon(task, f"device {slot.device_id}", self._device_task, slot)
 
     async def _device_task(self, slot: DeviceSlot) -> None:
         async def run() -> None:
@@ -296,6 +300,7 @@ class World:
                 await trio.sleep(10)
         else:
             await slot.device.register()
+        slot.registered = True
         self.subscribe(slot)
         self._start(slot)
 
@@ -329,6 +334,9 @@ class World:
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
         self.note("crash", device_id, what="device-restart", boot=slot.boots)
+        if not slot.registered:  # it crashed before the relay had its keys: the app retries
+            self._nursery.start_soon(self.on_device, device_id, lambda: self.bring_online(slot))
+            return
         self.subscribe(slot)
         self._start(slot)
 
@@ -369,8 +377,8 @@ class World:
                 self._nursery = nursery
                 for _, slot in sorted(self.slots.items()):
                     self._start(slot)
-                nursery.start_soon(self._sweeper)
-                nursery.start_soon(self._sample_lag)
+                nursery.start_soon(task, "the relay's sweeper", self._sweeper)
+                nursery.start_soon(task, "the lag sampler and monitor", self._sample_lag)
                 for action in self.spec.schedule:
                     self.network.call_at(action.at, perform, self, action)
                 try:
@@ -386,7 +394,7 @@ class World:
             with trio.move_on_after(writing_for):
                 async with trio.open_nursery() as writing:
                     for device_id in self._writers():
-                        writing.start_soon(self._writer, device_id)
+                        writing.start_soon(task, f"{device_id}'s writer", self._writer, device_id)
             await trio.sleep_until(self.spec.duration_s)
             await self.quiesce()
             if self.monitor is not None:
@@ -444,7 +452,10 @@ class World:
             self.apply(device_id, write)
             if w.blobs and draws.random() < w.blobs:
                 policy = w.blob_policies[draws.randbelow(len(w.blob_policies))]
-                self._nursery.start_soon(self._upload, slot, write.graph_id, serial, policy)
+                what = f"{device_id}'s blob upload"
+                self._nursery.start_soon(
+                    task, what, self._upload, slot, write.graph_id, serial, policy
+                )
 
     def apply(self, device_id: str, write) -> dict:
         """Do an application write on a device and trace it with the rev it got."""
@@ -467,7 +478,7 @@ class World:
 
     def spawn(self, async_fn, *args) -> None:
         """Run a ceremony as its own task (scheduled actions must not block the timer)."""
-        self._nursery.start_soon(async_fn, *args)
+        self._nursery.start_soon(task, f"the ceremony {async_fn.__qualname__}", async_fn, *args)
 
     # -- quiescence -----------------------------------------------------------------------
 

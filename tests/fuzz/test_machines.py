@@ -40,8 +40,8 @@ def test_simkit_fuzz_catches_a_variant_writes_a_reproducer_and_replay_matches(tm
     runner = CliRunner()
     result = runner.invoke(
         main,
-        ["fuzz", "--variant", "tests.fuzz.variants:max_seq", "--time", "60", "--seed", "1",
-         "--max-steps", "12", "--out", str(out)],
+        ["fuzz", "--variant", "tests.fuzz.variants:max_seq", "--time", "60", "--shrink-time",
+         "3", "--seed", "1", "--max-steps", "12", "--out", str(out)],
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "VIOLATION" in result.output and out.exists()
@@ -60,6 +60,10 @@ def test_simkit_fuzz_catches_a_variant_writes_a_reproducer_and_replay_matches(tm
 def test_bad_variant_and_missing_reproducer_are_one_line_errors():
     runner = CliRunner()
     bad = runner.invoke(main, ["fuzz", "--variant", "no_such_module:x", "--time", "1"])
-    assert bad.exit_code == 1 and "cannot import" in bad.output and "Traceback" not in bad.output
+    assert (
+        bad.exit_code == 2
+        and "no module no_such_module" in bad.output
+        and "Traceback" not in bad.output
+    )
     missing = runner.invoke(main, ["replay", "/no/such/file.json"])
-    assert missing.exit_code == 1 and "cannot read" in missing.output
+    assert missing.exit_code == 2 and "cannot read" in missing.output

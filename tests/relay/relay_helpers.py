@@ -59,6 +59,7 @@ class Harness:
         members: tuple[str, ...] = ("alice", "bob", "carol"),
         groups: dict | None = None,
         capabilities: dict | None = None,
+        relay_class: type[Relay] = Relay,
         **settings: object,
     ) -> None:
         self.clock = Clock()
@@ -68,7 +69,7 @@ class Harness:
             groups={"team": ["alice", "bob"]} if groups is None else groups,
             capabilities=capabilities,
         )
-        self.relay = Relay(self.host, self.clock, on_event=self.events.append, **settings)
+        self.relay = relay_class(self.host, self.clock, on_event=self.events.append, **settings)
 
     def call(
         self,

@@ -4,14 +4,28 @@ The model is the spec's rules written as plainly as possible: one counter per
 graph, the whole seq range reserved up front, last-write-wins keeping the first
 of equal revs, quotas by recount. Hypothesis drives both with the same pushes,
 pulls, clock moves and restarts and compares every answer and the store.
+
+Reading pages is bounded (docs/client.md, "Paging"): a page that says ``more`` must
+advance the cursor, and a read takes no more pages than its entries fill, so a relay
+that never stops paging fails a test naming the rule instead of hanging it.
 """
 
 import attrs
+import pytest
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 from relay_helpers import MINUTE, Harness, op
 
+from simkit.client.paging import Pages, PagingStalled
 from simkit.relay import Relay
+from tests.fuzz.paging_variants import ALL as PAGING_VARIANTS
+from tests.fuzz.paging_variants import CreepingCursor
 
 QUOTA_RECORDS, QUOTA_BYTES, SKEW = 6, 40, 5 * MINUTE
 # storage key -> how each caller addresses it
@@ -69,10 +83,20 @@ ops_strategy = st.lists(
 )
 
 
+def pages_for(route: str, gid: str, entries: int, limit: int) -> Pages:
+    """Every page that says ``more`` is full, so ``entries`` fill at most this many."""
+    return Pages(route, gid, limit=entries // limit + 1)
+
+
 class RelayMachine(RuleBasedStateMachine):
+    relay_class = Relay
+
     def __init__(self) -> None:
         super().__init__()
-        self.h = Harness(rate_limits={}, quota_records=QUOTA_RECORDS, quota_bytes=QUOTA_BYTES)
+        self.h = Harness(
+            rate_limits={}, quota_records=QUOTA_RECORDS, quota_bytes=QUOTA_BYTES,
+            relay_class=self.relay_class,
+        )  # fmt: skip
         for seed, (member, device) in enumerate([("alice", "a1"), ("alice", "a2"), ("bob", "b1")]):
             self.h.register(member, device, seed)
         self.model = {key: GraphModel() for key in CALLERS}
@@ -106,8 +130,10 @@ class RelayMachine(RuleBasedStateMachine):
         model = self.model[key]
         after = max(0, model.counter - back)
         wanted = None if kinds is None else set(kinds.split(","))
-        got, cursor = [], after
-        while True:
+        expected = model.above(after, wanted)
+        pages = pages_for("pull", gid, len(expected), limit)
+        got, cursor, more = [], after, True
+        while more:
             query = {"after": str(cursor), "limit": str(limit)}
             if kinds is not None:
                 query["kinds"] = kinds
@@ -115,23 +141,26 @@ class RelayMachine(RuleBasedStateMachine):
             assert len(page["ops"]) <= limit
             got += [(o["seq"], o["recordId"]) for o in page["ops"]]
             assert page["cursor"] >= cursor
+            more = pages.another(cursor, page["cursor"], page["more"])
             cursor = page["cursor"]
-            if not page["more"]:
-                break
-        assert got == model.above(after, wanted)
+        assert not pages.cut_short, f"more than {pages.limit} pages for {len(expected)} ops"
+        assert got == expected
         assert cursor == max(after, model.counter)
 
     @rule(key=st.sampled_from(sorted(CALLERS)), limit=st.integers(1, 5))
     def read_log(self, key, limit):
         """The log is the accepted writes in seq order, served page by page."""
         who, gid = CALLERS[key][0]
+        log = self.model[key].log
+        pages = pages_for("log", gid, len(log), limit)
         entries, cursor, more = [], 0, True
         while more:
             query = {"after": str(cursor), "limit": str(limit)}
             page = self.h.call("GET", f"/graphs/{gid}/log", who, query=query).json()
             entries += [(e["seq"], e["recordId"], e["rev"]) for e in page["entries"]]
-            cursor, more = page["cursor"], page["more"]
-        log = self.model[key].log
+            more = pages.another(cursor, page["cursor"], page["more"])
+            cursor = page["cursor"]
+        assert not pages.cut_short, f"more than {pages.limit} pages for {len(log)} entries"
         assert entries == log
         assert (page["head"], page["oldest"]) == ((log[-1][0], log[0][0]) if log else (0, 0))
 
@@ -142,7 +171,7 @@ class RelayMachine(RuleBasedStateMachine):
     @rule()
     def restart(self):
         """A crash and restart: the relay comes back from its snapshot."""
-        self.h.relay = Relay.restore(self.h.host, self.h.clock, self.h.relay.snapshot(),
+        self.h.relay = self.relay_class.restore(self.h.host, self.h.clock, self.h.relay.snapshot(),
                                      rate_limits={}, quota_records=QUOTA_RECORDS,
                                      quota_bytes=QUOTA_BYTES)  # fmt: skip
 
@@ -164,3 +193,52 @@ class RelayMachine(RuleBasedStateMachine):
 
 
 TestRelayModel = RelayMachine.TestCase
+
+
+# -- a relay that never stops paging fails these tests promptly, never hangs them ------
+
+
+def _against(relay_class) -> type[RelayMachine]:
+    """The model machine against another relay class."""
+    name = f"RelayMachine[{relay_class.__name__}]"
+    return type(name, (RelayMachine,), {"relay_class": relay_class})
+
+
+def _machine(relay_class) -> RelayMachine:
+    """One machine against ``relay_class`` holding three ops in g:team."""
+    machine = _against(relay_class)()
+    ops = [{"recordId": f"r{i}", "rev": 1, "c": "A"} for i in range(3)]
+    machine.push(key="g:team", caller=0, ops=ops)
+    return machine
+
+
+@pytest.mark.parametrize("variant", PAGING_VARIANTS, ids=lambda v: v.name)
+@pytest.mark.parametrize("route", ["pull", "log"])
+def test_the_model_stops_at_a_page_that_does_not_advance_the_cursor(variant, route):
+    machine = _machine(variant.relay)
+    with pytest.raises(
+        PagingStalled,
+        match=f"{route} g:team: the relay returned a page that did not advance the cursor",
+    ):
+        if route == "pull":
+            machine.pull_pages(key="g:team", caller=0, back=8, limit=1, kinds=None)
+        else:
+            machine.read_log(key="g:team", limit=1)
+
+
+def test_the_model_stops_a_pull_after_the_pages_its_ops_fill():
+    machine = _machine(CreepingCursor)
+    with pytest.raises(AssertionError, match="more than 4 pages for 3 ops"):
+        machine.pull_pages(key="g:team", caller=0, back=8, limit=1, kinds=None)
+
+
+@pytest.mark.parametrize("variant", PAGING_VARIANTS, ids=lambda v: v.name)
+def test_the_model_machine_fails_promptly_on_a_relay_that_never_stops_paging(variant):
+    """The state machine itself, as Hypothesis runs it (shrinking aside): it ends."""
+    quick = settings(
+        max_examples=100, database=None, derandomize=True, deadline=None,
+        phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+    )  # fmt: skip
+    with pytest.raises((PagingStalled, AssertionError)):
+        run_state_machine_as_test(_against(variant.relay), settings=quick)

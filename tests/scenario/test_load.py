@@ -316,7 +316,7 @@ def test_a_missing_file_and_an_empty_folder_are_clear_errors(tmp_path):
 def test_simkit_run_on_a_bad_file_prints_one_line_and_no_traceback(tmp_path):
     path = _write(tmp_path, "bogus = 1\n" + GOOD)
     result = CliRunner().invoke(main, ["run", str(path)])
-    assert result.exit_code not in (0, None)  # 2 once input errors map to it (issue 17, item 3)
+    assert result.exit_code == 2
     assert "unknown key 'bogus'" in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
 

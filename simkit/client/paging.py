@@ -1,0 +1,48 @@
+"""Bounded paging: every loop that reads the relay's pages (pull, log) ends.
+
+A reader asks for the page ``after`` its cursor and asks again while the answer says
+``more``. A relay that says ``more`` without moving the cursor past ``after`` (an
+empty page, a cursor that stays put) would keep it asking for ever, and one that
+keeps moving it a little at a time nearly so. So a page that says ``more`` must
+advance the cursor, or the read stops with ``PagingStalled``; and one read takes at
+most ``MAX_PAGES`` pages, the rest waiting for the next sync run (docs/client.md,
+"Paging").
+"""
+
+import attrs
+
+from simkit.errors import SimkitError
+
+MAX_PAGES = 1000  # 500,000 ops at the 500-op page: far above any honest backlog
+
+
+class PagingStalled(SimkitError):
+    """The relay returned a page that said ``more`` but did not advance the cursor."""
+
+    def __init__(self, route: str, graph_id: str, after: int, cursor: int) -> None:
+        self.route, self.graph_id, self.after, self.cursor = route, graph_id, after, cursor
+        super().__init__(
+            f"{route} {graph_id}: the relay returned a page that did not advance the cursor "
+            f"(after={after} answered cursor {cursor} and more)"
+        )
+
+
+@attrs.define
+class Pages:
+    """Counts one read's pages and checks that each one moves the cursor forward."""
+
+    route: str  # "pull" or "log"
+    graph_id: str
+    limit: int = MAX_PAGES
+    read: int = 0
+    cut_short: bool = False  # the read stopped at ``limit`` while pages were waiting
+
+    def another(self, after: int, cursor: int, more: bool) -> bool:
+        """After the page asked ``after`` that ends at ``cursor``: read another one?"""
+        self.read += 1
+        if not more:
+            return False
+        if cursor <= after:
+            raise PagingStalled(self.route, self.graph_id, after, cursor)
+        self.cut_short = self.read >= self.limit
+        return not self.cut_short

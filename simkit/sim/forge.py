@@ -1,0 +1,49 @@
+"""Records a non-conforming client writes: sealed under the real graph key, each
+breaking one receive check of client rule 2, so that every refusal branch runs."""
+
+from simkit.client.schemas import CHECKPOINT_KIND
+from simkit.protocol.b64 import b64url_encode
+from simkit.protocol.canonical import canonical_json
+from simkit.protocol.primitives import aes_gcm_seal
+from simkit.protocol.records import record_aad, sign_record
+
+HOWS = ("shape", "slot", "rev", "schema", "author", "unknown-device", "signature", "decrypt")
+"""shape: envelope v is 2; slot: r.id names another slot; rev: the op's rev is not
+r.at; schema: a reserved kind with data its schema refuses; author: r.by is another
+member; unknown-device: d names no roster device; signature: s does not verify;
+decrypt: the ciphertext is not AES-GCM under the graph key."""
+
+
+def forged_op(device, graph_id: str, record_id: str, how: str) -> dict | None:
+    """A push op for ``record_id`` that breaks the ``how`` check; None without a key."""
+    ring = device.keyring(graph_id)
+    if not ring.keys:
+        return None
+    sk, epoch = device.storage_key(graph_id), ring.current
+    at = device.stamp(0)
+    record = {
+        "id": record_id,
+        "kind": "note",
+        "data": {"forged": how},
+        "at": at,
+        "by": device.member_id,
+    }
+    if how == "slot":
+        record["id"] = f"{record_id}-elsewhere"[:64]
+    elif how == "schema":
+        record["kind"] = CHECKPOINT_KIND  # checkpoint data must be {v, d, seq, head}
+    elif how == "author":
+        record["by"] = "someone-else"
+    signature = sign_record(device.keys.sign_key, sk, record)
+    envelope = {"v": 2 if how == "shape" else 1, "r": record, "d": device.device_id, "s": signature}
+    if how == "unknown-device":
+        envelope["d"] = "ghost"
+    elif how == "signature":
+        envelope["s"] = b64url_encode(b"\x00" * 64)
+    nonce = device.entropy.token_bytes(12)
+    plaintext = canonical_json(envelope)
+    sealed = aes_gcm_seal(ring.keys[epoch], nonce, plaintext, record_aad(sk, record_id))
+    c = b64url_encode(plaintext if how == "decrypt" else sealed)  # sealed for the pushed slot
+    n = b64url_encode(nonce)
+    rev = at + 1 if how == "rev" else at
+    return {"recordId": record_id, "rev": rev, "e": epoch, "n": n, "c": c}

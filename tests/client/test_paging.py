@@ -1,0 +1,57 @@
+"""Bounded paging (docs/client.md, "Paging"): a device reading pages from a relay that
+never stops paging ends its run with a clear error, never loops for ever."""
+
+from simkit.client.paging import MAX_PAGES
+from tests.client.world import PAIR, RecordingTransport, World, team, virtual
+from tests.fuzz.paging_variants import CreepingCursor, EndlessLog, EndlessMore
+
+
+def _world(relay_class, **settings) -> World:
+    world = World()
+    world.relay = relay_class(world.host, world.relay_clock.now_ms, **settings)
+    return world
+
+
+def _kinds(device, kind):
+    return [e for e in device.events if e.kind == kind]
+
+
+@virtual
+async def test_a_pull_page_that_says_more_without_advancing_ends_the_run_keeping_the_cursor():
+    world = _world(EndlessMore)
+    a1, b1 = await team(world, *PAIR)  # every sync run in it ends
+    a1.put("g:team", "n1", "note", {"t": "hi"})
+    await a1.sync("g:team")
+    await b1.sync("g:team")
+    assert b1.get("g:team", "n1")["data"] == {"t": "hi"}  # the page that advanced was applied
+    seq = world.relay.state.graphs["g:team"].seq
+    assert b1.store.get("cursor", "g:team") == seq  # and its cursor kept
+    assert "did not advance the cursor" in b1.status["lastError"]
+    stopped = _kinds(b1, "sync.stopped")[-1]
+    assert stopped.graph == "g:team"
+    assert stopped.fields == {"route": "pull", "reason": "no-progress", "after": seq, "cursor": seq}
+    assert _kinds(b1, "sync.done")[-1].fields == {"error": "stalled"}
+
+
+@virtual
+async def test_a_log_page_that_says_more_without_advancing_ends_the_run():
+    world = _world(EndlessLog)
+    a1, b1 = await team(world, *PAIR)
+    a1.put("g:team", "n1", "note", {"t": "hi"})
+    await a1.sync("g:team")
+    await b1.sync("g:team")
+    assert b1.get("g:team", "n1")["data"] == {"t": "hi"}  # the pull was honest
+    assert _kinds(b1, "sync.stopped")[-1].fields["route"] == "log"
+    assert "log g:team: the relay returned a page" in b1.status["lastError"]
+
+
+@virtual
+async def test_a_pull_that_pages_without_end_stops_at_the_page_limit():
+    world = _world(CreepingCursor, rate_limits={})  # count pages, not 429 retries
+    transport = RecordingTransport(world.relay)
+    b1 = await world.registered("bob", "b1", transport=transport)
+    b1.subscribe("u")
+    await b1.sync("u")
+    assert transport.count("GET", "/pull") == MAX_PAGES
+    assert f"stopped after {MAX_PAGES} pages" in b1.status["lastError"]
+    assert _kinds(b1, "sync.stopped")[-1].fields == {"route": "pull", "reason": "page-limit"}

@@ -1,0 +1,138 @@
+"""Each promise the spec makes, stated as an invariant, fails on a stack that breaks it
+and holds on the honest one. Worlds are fuzz step lists replayed exactly."""
+
+from simkit.client import Device
+from simkit.client.receive import check_op
+from simkit.fuzz.params import WorldParams
+from simkit.fuzz.reproducer import Reproducer, replay
+from simkit.invariants.convergence import Convergence
+from simkit.relay import Relay
+from simkit.sim.variant import Variant
+
+HERE = "tests.invariants.test_promises"
+
+
+def run(steps, variant=None, machine="honest", **params):
+    return replay(Reproducer(machine, WorldParams(5, **params), tuple(steps), variant=variant))
+
+
+def broken(result, invariant: str) -> list[str]:
+    return [str(v) for v in result.violations if v.invariant == invariant]
+
+
+class StaleKeys(Device):
+    """Never rechecks keys once it holds some, and never holds its writes."""
+
+    def due(self, graph_id, what):
+        return what == "keys" and not self.keyring(graph_id).keys
+
+    def behind(self, graph_id):
+        return False
+
+
+class AcceptsForgeries(Device):
+    """Skips the signature and author checks of client rule 2."""
+
+    def check(self, op, storage_key_, key, roster):
+        return check_op(
+            op, storage_key=storage_key_, graph_key=key, roster=roster,
+            registry=self.config.registry, verify_signatures=False,
+        )  # fmt: skip
+
+
+class NeverDelivered(Relay):
+    def _delivered(self, key, blob):
+        return False
+
+
+class DeliveredAtOnce(Relay):
+    def _delivered(self, key, blob):
+        return True
+
+
+stale_keys = Variant("stale-keys", "a client that never learns of new epochs", device=StaleKeys)
+accepts_forgeries = Variant("accepts-forgeries", "no signature check", device=AcceptsForgeries)
+never_delivered = Variant("never-delivered", "transport blobs kept", relay=NeverDelivered)
+delivered_at_once = Variant("delivered-at-once", "transport blobs dropped", relay=DeliveredAtOnce)
+
+REVOKED_BY_A_MEMBER_WITHOUT_ROTATE = [
+    {"rule": "capability", "member": "bob", "may": "no-rotate"},
+    {"rule": "revoke", "by": "b1", "device": "b2"},
+    {"rule": "advance", "seconds": 120},
+    {"rule": "advance", "seconds": 120},
+    {"rule": "write", "device": "a1", "graph": "g:team", "record": "r1", "op": "edit"},
+    {"rule": "advance", "seconds": 30},
+]
+
+
+def test_rotation_owed_fails_when_only_the_revoker_may_rotate_and_cannot():
+    result = run(REVOKED_BY_A_MEMBER_WITHOUT_ROTATE, client={"rotate_after_s": None})
+    assert broken(result, "rotation-owed")
+
+
+def test_rotation_owed_holds_when_another_device_takes_its_turn():
+    result = run(REVOKED_BY_A_MEMBER_WITHOUT_ROTATE)
+    assert not result.violations, result.violations
+    honoured = [e for e in result.world.trace if e.fields.get("name") == "rotation.honoured"]
+    assert honoured and honoured[0].actor != "b1"
+
+
+def test_post_revocation_confidentiality_fails_when_writers_keep_the_old_key():
+    steps = [
+        {"rule": "revoke", "by": "a2", "device": "a1"},
+        {"rule": "advance", "seconds": 120},
+        {"rule": "advance", "seconds": 120},
+        {"rule": "write", "device": "b1", "graph": "g:team", "record": "r1", "op": "edit"},
+        {"rule": "advance", "seconds": 5},
+    ]
+    assert broken(run(steps, f"{HERE}:stale_keys"), "post-revocation-confidentiality")
+    assert not broken(run(steps), "post-revocation-confidentiality")
+
+
+def test_forgery_fails_when_a_receiver_applies_a_forged_record():
+    steps = [
+        {"rule": "forge", "device": "b1", "graph": "g:team", "record": "r1", "how": "author"},
+        {"rule": "advance", "seconds": 30},
+    ]
+    assert broken(run(steps, f"{HERE}:accepts_forgeries"), "forgery")
+    honest = run(steps)
+    assert not honest.violations, honest.violations
+    refusals = [e for e in honest.world.trace if e.fields.get("name") == "record.rejected"]
+    assert {e.fields["reason"] for e in refusals} == {"wrong-author"}
+
+
+TRANSPORT_BLOB = [
+    {
+        "rule": "blob-upload", "device": "a1", "graph": "g:team", "blob": "a1-b0",
+        "policy": "transport", "ttl": None,
+    },
+    {"rule": "blob-fetch", "device": "b1", "graph": "g:team", "blob": "a1-b0", "ack": True},
+    {"rule": "blob-fetch", "device": "c1", "graph": "g:team", "blob": "a1-b0", "ack": True},
+    {"rule": "advance", "seconds": 120},
+    {"rule": "advance", "seconds": 120},
+]  # fmt: skip
+
+
+def test_blob_policies_fail_when_a_transport_blob_outlives_every_receipt():
+    result = run(TRANSPORT_BLOB, f"{HERE}:never_delivered")
+    assert any("still kept" in v for v in broken(result, "blob-policies"))
+
+
+def test_blob_policies_fail_when_a_transport_blob_goes_before_every_receipt():
+    result = run(TRANSPORT_BLOB, f"{HERE}:delivered_at_once")
+    assert any("before every receipt" in v for v in broken(result, "blob-policies"))
+
+
+def test_blob_policies_hold_for_the_honest_relay():
+    result = run(TRANSPORT_BLOB)
+    assert not result.violations, result.violations
+
+
+def test_convergence_compares_content_not_only_revs():
+    result = run([{"rule": "write", "device": "a1", "graph": "g:team", "record": "r1"}])
+    assert not result.violations
+    device = result.world.slots["b1"].device
+    held = device.get("g:team", "r1")
+    device.store.put("records:g:team", "r1", {**held, "data": {"other": "content"}})
+    found = Convergence().final(result.world)
+    assert found and "r1" in found[0].records and "content" in found[0].detail

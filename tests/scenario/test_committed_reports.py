@@ -1,0 +1,32 @@
+"""The determinism promise across dependency versions: rerun here, a scenario gives the
+trace hash its committed report holds (reports/<scenario>/summary.json).
+
+.ci/run runs this with the newest release of every dependency and with the oldest
+pyproject.toml declares, so a Trio, Hypothesis or cryptography release that changes
+a run shows up as a failing scenario, not as reports that silently stop matching.
+The hashes are read from the committed summaries, so re-rendering the reports after
+a deliberate change keeps this test true.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from simkit.scenario.load import load_scenario
+from simkit.scenario.run import run_scenario
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+# A few cheap ones covering setup and ceremonies, retries under loss, and a malicious relay.
+CHEAP = ("bootstrap", "revoke-then-rotate", "lost-responses-and-retries", "adversary-rollback")
+
+
+@pytest.mark.parametrize("name", CHEAP)
+def test_a_rerun_scenario_matches_its_committed_trace_hash(name):
+    committed = json.loads((ROOT / "reports" / name / "summary.json").read_text("utf-8"))
+    result = run_scenario(load_scenario(ROOT / "scenarios" / f"{name}.toml"))
+    assert result.seed == committed["seed"], f"scenarios/{name}.toml's seed changed"
+    assert result.trace_hash == committed["trace_hash"], (
+        f"{name}: trace hash {result.trace_hash} differs from reports/{name}/summary.json "
+        "(a dependency release changed the run, or the reports need re-rendering)"
+    )

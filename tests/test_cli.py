@@ -1,0 +1,151 @@
+"""One exit-code convention for every command (README, "Exit codes"): 0 everything
+held, 1 a finding (or an internal error), 2 a usage or input error. An internal error
+is a short message naming what to rerun; its traceback only under ``--debug``."""
+
+import json
+from pathlib import Path
+
+import pytest
+import trio
+from click.testing import CliRunner
+
+from simkit.cli import main
+from simkit.sim.world import World
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOTSTRAP = ROOT / "scenarios" / "bootstrap.toml"
+
+
+def simkit(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _reproducer(tmp_path, variant: str | None, steps: list[dict]) -> Path:
+    path = tmp_path / "repro.json"
+    repro = {"machine": "honest", "variant": variant, "world": {"seed": 0}, "steps": steps}
+    path.write_text(json.dumps(repro))
+    return path
+
+
+# -- 0: everything held ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["vectors"], ["list"], ["run", BOOTSTRAP]], ids=str)
+def test_a_command_whose_checks_all_hold_exits_0(args):
+    result = simkit(*args)
+    assert result.exit_code == 0, result.output
+
+
+def test_replay_of_a_reproducer_that_no_longer_fails_exits_0():
+    result = simkit(
+        "replay", ROOT / "tests/fuzz/reproducers/sync-now-during-a-background-sync.json"
+    )
+    assert result.exit_code == 0, result.output
+    assert "no violation" in result.output
+
+
+# -- 1: a finding -------------------------------------------------------------------------
+
+
+def test_run_exits_1_when_an_expectation_fails(tmp_path):
+    path = tmp_path / "alarm.toml"
+    path.write_text(BOOTSTRAP.read_text() + 'alarms = ["a1"]\n')
+    result = simkit("run", path)
+    assert result.exit_code == 1, result.output
+    assert "FAIL" in result.output and "alarm by a1" in result.output
+
+
+def test_replay_exits_1_when_the_reproducer_still_fails(tmp_path):
+    path = _reproducer(
+        tmp_path, "tests.fuzz.paging_variants:endless_more", [{"rule": "advance", "seconds": 1}]
+    )
+    result = simkit("replay", path)
+    assert result.exit_code == 1, result.output
+    assert "[paging]" in result.output
+
+
+# -- 2: usage and input errors ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["fuzz", "--time", "-5"], "--time"),
+        (["fuzz", "--time", "0"], "--time"),
+        (["fuzz", "--max-steps", "0"], "--max-steps"),
+        (["fuzz", "--variant", "no_such_module:x", "--time", "1"], "no module no_such_module"),
+        (["fuzz", "--variant", "nocolon", "--time", "1"], "MODULE:NAME"),
+        (["replay", "/no/such/file.json"], "cannot read"),
+        (["run", "/no/such/scenario.toml"], "does not exist"),
+        (["list", "/no/such/folder"], "does not exist"),
+        (["report", "/no/such/trace.jsonl", "--out", "x"], "does not exist"),
+        (["bench", "nothing"], "nothing"),
+        (["no-such-command"], "No such command"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_a_usage_or_input_error_exits_2_in_one_line(args, says):
+    result = simkit(*args)
+    assert result.exit_code == 2, result.output
+    assert says in result.output and "Traceback" not in result.output
+
+
+def test_a_broken_scenario_file_exits_2(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("duration = \n")
+    result = simkit("run", path)
+    assert result.exit_code == 2, result.output
+    assert "not valid TOML" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [("{not json", "not JSON"), ('{"world": {"seed": 0}}', "missing or malformed field")],
+)
+def test_a_broken_reproducer_exits_2(tmp_path, content, says):
+    path = tmp_path / "repro.json"
+    path.write_text(content)
+    result = simkit("replay", path)
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+
+
+def test_a_reproducer_step_with_an_unknown_rule_exits_2(tmp_path):
+    result = simkit("replay", _reproducer(tmp_path, None, [{"rule": "dance"}]))
+    assert result.exit_code == 2, result.output
+    assert "unknown rule 'dance'" in result.output
+
+
+# -- internal errors: a short message, what to rerun, the traceback under --debug ------
+
+
+def test_a_crash_inside_a_replayed_world_names_where_and_the_command_to_rerun(tmp_path):
+    steps = [{"rule": "advance", "seconds": 5}]
+    path = _reproducer(tmp_path, "tests.fuzz.crash_variants:a1_loop_raises", steps)
+    result = simkit("replay", path)
+    assert result.exit_code == 1, result.output
+    assert 'internal error: KeyError: "a bug in a1\'s loop"' in result.output
+    assert "in device a1 at virtual time" in result.output
+    assert 'during fuzz step 0: {"rule": "advance", "seconds": 5}' in result.output
+    assert f"rerun with the full traceback: simkit replay {path} --debug" in result.output
+    assert "Traceback" not in result.output
+    debug = simkit("replay", path, "--debug")
+    assert debug.exit_code == 1
+    assert "Traceback (most recent call last)" in debug.output
+    assert 'KeyError: "a bug in a1\'s loop"' in debug.output
+
+
+def test_a_crash_inside_a_scenario_names_the_scenario_to_rerun(monkeypatch):
+    async def sweeper_with_a_bug(world) -> None:  # planted: the world's own sweeper raises
+        await trio.sleep(1)
+        raise KeyError("a bug in the sweeper")
+
+    monkeypatch.setattr(World, "_sweeper", sweeper_with_a_bug)
+    result = simkit("run", BOOTSTRAP)
+    assert result.exit_code == 1, result.output
+    assert "internal error: KeyError: 'a bug in the sweeper'" in result.output
+    assert "in the relay's sweeper at virtual time" in result.output
+    assert f"rerun with the full traceback: simkit run {BOOTSTRAP} --seed 1 --debug" in (
+        result.output
+    )
+    assert "Traceback" not in result.output
