@@ -10,10 +10,10 @@ import math
 import re
 from pathlib import Path
 
-from simkit.errors import SimkitError
+from simkit.errors import InputError
 
 
-class ScenarioError(SimkitError, ValueError):
+class ScenarioError(InputError):
     """A scenario file breaks the format (the message names file, key and expectation)."""
 
 

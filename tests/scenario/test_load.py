@@ -406,3 +406,19 @@ def test_simkit_list_works_outside_the_repository(tmp_path):
 
 def test_every_malicious_mode_has_its_parameters_listed():
     assert set(MODE_PARAMS) == set(MODES)
+
+
+def test_a_scenario_names_a_variant_by_a_file_beside_it(tmp_path):
+    (tmp_path / "changes").mkdir()
+    (tmp_path / "changes" / "mine.py").write_text(
+        "from simkit.relay import Relay\n"
+        "from simkit.sim.variant import Variant\n\n\n"
+        "class Mine(Relay):\n    pass\n\n\n"
+        'mine = Variant("mine", "the relay, renamed", relay=Mine)\n'
+    )
+    path = _write(tmp_path, 'variant = "changes/mine.py:mine"\n' + GOOD)
+    scenario = load_scenario(path)
+    assert scenario.variant.name == "mine" and scenario.variant_ref == "changes/mine.py:mine"
+    wrong = _write(tmp_path, 'variant = "changes/mine.py:theirs"\n' + GOOD, "wrong.toml")
+    with pytest.raises(ScenarioError, match=r"wrong\.toml:1: variant: .*no Variant named 'theirs'"):
+        load_scenario(wrong)
