@@ -44,8 +44,13 @@ class Monitor:
     """The invariants that apply to a world: all of them with an honest relay; those
     that hold whatever the relay does with a malicious one."""
 
-    def __init__(self, honest: bool) -> None:
-        self.invariants = [cls() for cls in ALL if honest or not cls.honest_only]
+    def __init__(self, honest: bool, only: tuple[str, ...] | None = None) -> None:
+        """``only``: just these invariants (a scenario's ``expect.invariants``)."""
+        self.invariants = [
+            cls()
+            for cls in ALL
+            if (honest or not cls.honest_only) and (only is None or cls.name in only)
+        ]
         self._observers: dict[str, list[Invariant]] = {}
         for invariant in self.invariants:
             for key in invariant.observes:

@@ -371,6 +371,7 @@ class World:
         self._build_relay()
         async with self.network.running():
             await self._setup()
+            self.note("event", "world", name="setup.done")  # reports tell setup from the run
             self.adversary.prepare(self.spec.schedule)
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
