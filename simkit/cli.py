@@ -395,14 +395,15 @@ def run(path: str | None, seed: int | None, report_dir: str | None, as_json: boo
             rerun_with(
                 shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
             )
-            result = run_scenario(scenario)
+            out = Path(report_dir) / scenario.name if report_dir else None
+            if out is not None:  # the trace streams to the report folder as it is written
+                out.mkdir(parents=True, exist_ok=True)
+            result = run_scenario(scenario, trace_path=out and out / "trace.jsonl")
             results.append(result)
-            if report_dir:
+            if out is not None:
                 from simkit.report import render_report
 
-                render_report(
-                    result.world.trace, result.summary(), Path(report_dir) / scenario.name
-                )
+                render_report(out / "trace.jsonl", result.summary(), out)
     if as_json:
         click.echo(json.dumps([r.summary() for r in results], indent=2))
     else:

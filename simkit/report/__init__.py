@@ -42,15 +42,20 @@ def load_trace(trace: Trace | str | Path) -> Trace:
 
 def render_report(trace: Trace | str | Path, summary: dict, out_dir: str | Path) -> dict[str, Path]:
     """Write the report files into ``out_dir`` (created if missing); returns each
-    file's path by its name. ``trace`` is a Trace or the path of a JSON Lines dump."""
+    file's path by its name. ``trace`` is a Trace or the path of a JSON Lines dump
+    (a run's streamed trace may already be ``out_dir/trace.jsonl``)."""
     summary = check_summary(summary)
-    trace = load_trace(trace)
-    story = read(trace, summary)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / name for name in FILES}
+    streamed = (
+        not isinstance(trace, Trace) and Path(trace).resolve() == paths["trace.jsonl"].resolve()
+    )
+    trace = load_trace(trace)
+    story = read(trace, summary)
     paths[SUMMARY_FILE].write_bytes(summary_bytes(summary))
-    trace.dump(paths["trace.jsonl"])
+    if not streamed:  # a run that streamed its trace here already wrote the file
+        trace.dump(paths["trace.jsonl"])
     paths["trace.perfetto.json"].write_bytes(perfetto_json(story, f"simkit: {summary['scenario']}"))
     paths["report.md"].write_bytes(markdown(story, summary).encode())
     paths["report.html"].write_bytes(html(story, summary).encode())

@@ -50,38 +50,58 @@ class ScenarioResult:
         return out
 
 
-def run_scenario(scenario: Scenario) -> ScenarioResult:
+def run_scenario(scenario: Scenario, trace_path=None) -> ScenarioResult:
+    """Run a scenario; with ``trace_path`` its trace streams to that file (the result's
+    world then holds only the tail of it in memory)."""
     listed = scenario.expect.invariants
-    monitor = Monitor(scenario.honest, only=listed)
-    world = run_world(scenario.spec, scenario.variant, monitor=monitor)
+    firsts = Firsts()
+    monitor = Monitor(scenario.honest, only=listed, observers=(firsts,))
+    world = run_world(scenario.spec, scenario.variant, monitor=monitor, trace_path=trace_path)
     return ScenarioResult(
         scenario,
         scenario.spec.seed,
         world.trace.trace_hash(),
-        tuple(_expectations(scenario, world)),
+        tuple(_expectations(scenario, world, firsts)),
         verdicts(monitor, world.violations, listed=listed),
         world,
     )
 
 
-def setup_end(trace) -> int:
-    """The trace position where the world's setup ended (0 if the trace does not say)."""
-    for event in trace:
-        if (
-            event.kind == "event"
-            and event.actor == "world"
-            and event.fields.get("name") == "setup.done"
-        ):
-            return event.seq
-    return 0
+class Firsts:
+    """The first occurrence of each named event, fault and scheduled action, per actor,
+    before and after the world's setup ended (``setup.done``), read once as the trace
+    is written: what expectations ask, without keeping the trace."""
+
+    def __init__(self) -> None:
+        self.setup_done = False
+        self._first: dict[tuple[str, str | None, str | None, bool], object] = {}
+
+    def observe(self, event) -> None:
+        if event.kind not in ("event", "fault") or "name" not in event.fields:
+            return
+        name = event.fields["name"]
+        if event.actor == "world" and name == "setup.done":
+            self.setup_done = True
+        reason = event.fields.get("reason") if name in ("log.alarm", "record.rejected") else None
+        for actor in (event.actor, None):
+            for why in {reason, None}:
+                self._first.setdefault((name, actor, why, self.setup_done), event)
+
+    def find(self, name: str, actor: str | None = None, reason: str | None = None,
+             run: bool | None = None):  # fmt: skip
+        """The first such event (in the run or during setup, or either: ``run=None``)."""
+        found = [
+            self._first.get((name, actor, reason, phase))
+            for phase in ((True, False) if run is None else (run,))
+        ]
+        found = [e for e in found if e is not None]
+        return min(found, key=lambda e: e.seq) if found else None
+
+    def actors(self, name: str) -> set[str]:
+        return {actor for (n, actor, _, _) in self._first if n == name and actor is not None}
 
 
-def _named(world: World) -> list:
-    """Every event, fault and scheduled action that carries a name."""
-    return [e for e in world.trace if e.kind in ("event", "fault") and "name" in e.fields]
-
-
-def _expectations(scenario: Scenario, world: World):
+def _expectations(scenario: Scenario, world: World, firsts: Firsts):
     expect = scenario.expect
     if expect.settled is not None:
         settled = world.settled_at is not None
@@ -90,11 +110,7 @@ def _expectations(scenario: Scenario, world: World):
             settled == expect.settled,
             f"settled at t={world.settled_at:.1f} s" if settled else "did not settle",
         )
-    named = _named(world)
-    alarmed = {}
-    for event in named:
-        if event.fields["name"] == "log.alarm":
-            alarmed.setdefault(event.actor, event)
+    alarmed = {actor: firsts.find("log.alarm", actor) for actor in firsts.actors("log.alarm")}
     for device in expect.alarms:
         event = alarmed.get(device)
         detail = f"t={event.t:.1f} s: {event.fields['reason']}" if event else "no alarm"
@@ -105,36 +121,24 @@ def _expectations(scenario: Scenario, world: World):
             "no other alarm", not others, f"also alarmed: {', '.join(others)}" if others else ""
         )
     for device, reason in expect.rejections:
-        event = next(
-            (e for e in named if e.fields["name"] == "record.rejected"
-             and (e.actor, e.fields.get("reason")) == (device, reason)),
-            None,
-        )  # fmt: skip
+        event = firsts.find("record.rejected", device, reason)
         yield Check(f"{device} rejects ({reason})", event is not None, _first(event))
-    boundary = setup_end(world.trace)
+    split = firsts.setup_done
     for device, name, phase in expect.events:
-        during = [e for e in named if (e.seq < boundary) == (phase == "setup")]
-        event = _find(during, device, name)
+        event = firsts.find(name, device, run=(phase != "setup") if split else None)
         label = (
             f"{name}"
             + (f" on {device}" if device else "")
             + (" during setup" if phase == "setup" else "")
         )
         detail = _first(event)
-        if event is None and phase == "run" and _find(named, device, name) is not None:
+        if event is None and phase == "run" and firsts.find(name, device) is not None:
             detail = "only during setup, before the scenario's run began"
         yield Check(label, event is not None, detail)
     for device, name in expect.absent:
-        event = _find(named, device, name)
+        event = firsts.find(name, device)
         detail = "" if event is None else _first(event)
         yield Check(f"no {name}" + (f" on {device}" if device else ""), event is None, detail)
-
-
-def _find(events, device: str | None, name: str):
-    return next(
-        (e for e in events if e.fields["name"] == name and (device is None or e.actor == device)),
-        None,
-    )
 
 
 def _first(event) -> str:

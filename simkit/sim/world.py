@@ -101,14 +101,20 @@ class _Link:
 
 
 class World:
-    def __init__(self, spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> None:
-        """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end."""
+    def __init__(
+        self, spec: S.WorldSpec, variant: Variant = HONEST, monitor=None, trace_path=None
+    ) -> None:
+        """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end;
+        ``trace_path``: stream the trace there as it is written, keeping in memory only
+        what the monitor has not read yet (a long run's memory stays flat)."""
         self.spec = spec
         self.variant = variant
         self.monitor = monitor
         self.violations: list = []
         self.entropy = SeededEntropy(spec.seed)
         self.trace = Trace()
+        if trace_path is not None:
+            self.trace.stream_to(trace_path)
         self.host = StaticHost(
             list(spec.devices),
             groups={g: list(m) for g, m in spec.groups.items()},
@@ -415,6 +421,8 @@ class World:
                 self.note("check", "world", what="lag", graph=sk, seq=graph.seq, lags=lags)
             if self.monitor is not None:
                 self._record(self.monitor.step(self))
+            elif self.trace.streaming:
+                self.trace.release(len(self.trace))  # nobody reads it here: the file has it
 
     def _record(self, violations) -> None:
         """Keep each violation once, and note it in the trace where it was seen."""
@@ -541,8 +549,12 @@ class World:
         return True
 
 
-def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> World:
-    """Build and run a world; a pure function of the spec (and so of its seed)."""
-    world = World(spec, variant, monitor)
-    run_virtual(world.run, seed=spec.seed, clock=world.clock)
+def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None, trace_path=None) -> World:
+    """Build and run a world; a pure function of the spec (and so of its seed). With
+    ``trace_path`` the trace streams to that file (closed at the end)."""
+    world = World(spec, variant, monitor, trace_path)
+    try:
+        run_virtual(world.run, seed=spec.seed, clock=world.clock)
+    finally:
+        world.trace.close()
     return world
