@@ -29,7 +29,7 @@ from simkit.model.routes import ROUTES, Route
 from simkit.protocol.b64 import b64url_encode
 from simkit.relay.http import Request
 
-B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+CONTENTS = ("Y2lwaGVy", "QUJD", "eHl6MTIzNDU2", "b3RoZXI", "Zg", "c2FtZQ")  # ciphertexts
 UNSAFE_IDS = ("a:b", "", "x" * 65, "é", "a b")
 MALFORMED_GIDS = ("x", "g:", "d:", "g:a:b", "u:x", "U", "g:" + "a" * 65, "g:te am", "")
 WRONG_VALUES = (None, True, -1, 1.5, "", "a:b", "x" * 300, [], {}, 2**53, "1")
@@ -129,16 +129,15 @@ def requests(draw, model: RelayModel, space: RequestSpace, now: int) -> Request:
 
 
 # Writes that build state come up more often than reads of it.
-WEIGHTED_ROUTES = [
-    r for r in ROUTES for _ in range({"push": 4, "upload": 2, "put_keys": 3}.get(r.name, 1))
-]
+WEIGHTS = {"push": 4, "put_keys": 3, "upload": 3, "download": 2, "ack": 2}
+WEIGHTED_ROUTES = [r for r in ROUTES for _ in range(WEIGHTS.get(r.name, 1))]
 FAULTS = ("caller", "graph", "method", "path", "query", "body", "oversize")
 
 
 def _request(b: _Build) -> Request:
     """A well-formed request most of the time; else one or two faults, so that both
     every refusal and the pipeline's order (the earliest failing step answers) show."""
-    faults = b.faults = {b.pick(FAULTS) for _ in range(b.pick([0] * 6 + [1] * 3 + [2]))}
+    faults = b.faults = {b.pick(FAULTS) for _ in range(b.pick([0] * 7 + [1] * 2 + [2]))}
     route = b.pick(WEIGHTED_ROUTES)
     member, device = _caller(b, route, bad="caller" in faults)
     b.member = member if isinstance(member, str) else b.space.members[0]
@@ -149,8 +148,12 @@ def _request(b: _Build) -> Request:
         b.key = storage_key(b.member, gid)
         path = path.replace(":gid", quote(gid, safe=":"))
     body = BODIES[route.name](b, route, query, extra)
-    path = path.replace(":deviceId", quote(_path_device(b, route, device), safe=""))
-    path = path.replace(":epoch", _epoch_param(b)).replace(":blobId", _blob_id(b))
+    if ":deviceId" in path:
+        path = path.replace(":deviceId", quote(_path_device(b, route, device), safe=""))
+    if ":epoch" in path:
+        path = path.replace(":epoch", _epoch_param(b))
+    if ":blobId" in path:
+        path = path.replace(":blobId", _blob_id(b))
     if "method" in faults:
         method = b.pick(m for m in METHODS if m != method)
     if "path" in faults:
@@ -195,26 +198,36 @@ def _caller(b: _Build, route: Route, bad: bool) -> tuple[str | None, str | None]
     raise AssertionError("unreachable: strangers are never empty")
 
 
+def addressable(model: RelayModel, space: RequestSpace, member: str) -> dict[str, list[str]]:
+    """The graph IDs ``member`` may address, by kind: ``u``, its groups (``g``), every
+    other member (``d``); ``written``: those of them the store already holds."""
+    ids = {
+        "u": ["u"],
+        "g": [f"g:{g}" for g in space.groups if model.in_group(member, g)],
+        "d": [f"d:{m}" for m in space.members if m != member],
+    }
+    every = [gid for kind in ("u", "g", "d") for gid in ids[kind]]
+    return {**ids, "written": [gid for gid in every if storage_key(member, gid) in model.graphs]}
+
+
 def _graph_id(b: _Build, bad: bool) -> str:
-    """``u``, ``g:`` (member of), ``d:`` (another member); or, when ``bad``, a group the
-    caller is not in, ``d:`` oneself or a stranger, or a malformed ID."""
+    """Mostly a graph the store holds, else ``u``, a group of the caller's, ``d:`` another
+    member; when ``bad``, a group the caller is not in, ``d:`` oneself or a stranger, a
+    malformed ID (or a valid one percent-encoded)."""
     space, member = b.space, b.member
+    if not bad:
+        ids = addressable(b.model, space, member)
+        kind = b.pick(["written"] * 5 + ["u", "g", "g", "d"])
+        return b.pick(ids[kind] or ids["u"])
     own = [g for g in space.groups if b.model.in_group(member, g)]
     kinds = {
-        "u": ["u"],
-        "g": [f"g:{g}" for g in own],
-        "d": [f"d:{m}" for m in space.members if m != member],
         "g-other": [f"g:{g}" for g in space.groups if g not in own] + ["g:nope"],
         "d-self": [f"d:{member}"],
         "d-stranger": [f"d:{s}" for s in space.strangers],
         "malformed": list(MALFORMED_GIDS),
         "encoded": [quote(f"g:{g}", safe="") for g in own] or ["d%3A" + space.members[-1]],
     }
-    if bad:
-        kind = b.pick(["g-other", "d-self", "d-stranger", "malformed", "encoded"])
-    else:
-        kind = b.pick(["u", "g", "g", "d"])
-    return b.pick(kinds[kind] or kinds["u"])
+    return b.pick(kinds[b.pick(sorted(kinds))])
 
 
 def _path_device(b: _Build, route: Route, device: str | None) -> str:
@@ -268,7 +281,7 @@ def _op(b: _Build, graph) -> dict:
     stored = graph.rows.get(record_id, {}).get("rev", 0)
     ahead = b.now + settings.max_rev_skew_ms
     revs = [stored + 1, b.now, stored, stored + 2, ahead, ahead + 1, max(0, stored - 1)]
-    c = b.draw(st.text(B64, min_size=1, max_size=12))
+    c = b.pick(CONTENTS)
     lengths = []  # the edges of maxCiphertextChars and of the byte quota
     if settings.max_ciphertext_chars <= 2000:
         lengths += [settings.max_ciphertext_chars, settings.max_ciphertext_chars + 1]
@@ -318,7 +331,8 @@ def _put_keys(b: _Build, route: Route, query: dict, extra: dict) -> bytes:
     """A rotation or a grant, complete and valid most of the time, then perturbed."""
     graph, model = b.graph(), b.model
     latest = graph.latest_epoch
-    epoch = b.pick([latest + 1, latest + 1, latest, max(1, latest - 1), latest + 2])
+    grants = [latest, latest, max(1, latest - 1)] if latest else []
+    epoch = b.pick([latest + 1] * 4 + grants + [latest + 2])
     eligible = [d["deviceId"] for d in model.eligible(b.key)] if b.key else []
     held = graph.wraps.get(epoch, {})
     wraps, excluding = [], []
@@ -352,12 +366,13 @@ def _upload(b: _Build, route: Route, query: dict, extra: dict) -> bytes:
     """A policy with its ttl edges and a nonce; unknown policies, a ttl out of range or
     on the wrong policy, and bad nonces on a query or body fault."""
     settings, bad_query, bad_body = b.model.settings, "query" in b.faults, "body" in b.faults
-    policy = b.pick([None, "retain", "transport", "ephemeral", *(["keep"] if bad_query else [])])
+    policies = [None, "retain", "transport", "transport", "ephemeral", "ephemeral"]
+    policy = b.pick(policies + (["keep"] if bad_query else []))
     if policy is not None:
         query["policy"] = policy
     ceiling = settings.max_blob_ttl_ms
-    ttls = ["1000", "1", str(ceiling)] if policy == "ephemeral" else [None]
-    ttl = b.pick(ttls + ([str(ceiling + 1), "0", None, "1000"] if bad_query else []))
+    ttls = ["1000", "1", str(ceiling), str(ceiling + 1)] if policy == "ephemeral" else [None]
+    ttl = b.pick(ttls + (["0", "01", None, "1000"] if bad_query else []))
     if ttl is not None:
         query["ttl"] = ttl
     nonce = b.pick(["bm9uY2Vub25jZTEy", *([None, "a+b", "AAB"] if bad_body else [])])

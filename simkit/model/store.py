@@ -5,6 +5,8 @@ The model renders itself in the relay's snapshot schema (simkit/relay/state.py,
 named after the rule that decides that part.
 """
 
+import json
+
 from simkit.model.answer import first_difference
 from simkit.model.relay import RelayModel
 from simkit.model.state import Graph
@@ -67,17 +69,34 @@ def store_findings(model: RelayModel, snapshot: dict, counters: dict | None = No
     blob_bytes)}`` (``relay_counters``), checked against a recount when given.
     """
     want = store_data(model)
+    same_text = _text(want) == _text(snapshot)  # the usual case, decided fast
+    findings = [] if same_text else _differences(want, snapshot)
+    for key, counted in sorted((counters or {}).items()):
+        graph = model.graphs.get(key)
+        recount = (graph.row_bytes(), graph.blob_bytes()) if graph else (0, 0)
+        if counted != recount:
+            findings.append(
+                f"store: quotas are kept incrementally: graph {key} counts {counted[0]} "
+                f"record and {counted[1]} blob bytes, a recount gives {recount[0]} and "
+                f"{recount[1]}"
+            )
+    return findings
+
+
+def _differences(want: dict, snapshot: dict) -> list[str]:
+    """Each part of the store that differs, named after the rule that decides it."""
     findings = []
+    wanted_devices = {d["deviceId"]: d for d in want["devices"]}
     got_devices = {d.get("deviceId"): d for d in snapshot.get("devices", [])}
-    for device in sorted(model.devices.keys() | got_devices.keys()):
+    for device in sorted(wanted_devices.keys() | got_devices.keys(), key=str):
         found = first_difference(
-            f"device {device}", model.devices.get(device), got_devices.get(device)
+            f"device {device}", wanted_devices.get(device), got_devices.get(device)
         )
         if found:
             findings.append(f"store: devices (set-once keys, revokedAt): {found}")
     wanted = {g["key"]: g for g in want["graphs"]}
     got = {g.get("key"): g for g in snapshot.get("graphs", [])}
-    for key in sorted(wanted.keys() | got.keys()):
+    for key in sorted(wanted.keys() | got.keys(), key=str):
         if key not in got or key not in wanted:
             state = "missing from" if key not in got else "unexpected in"
             findings.append(f"store: graph {key} {state} the relay's store (created by a write)")
@@ -86,18 +105,12 @@ def store_findings(model: RelayModel, snapshot: dict, counters: dict | None = No
             found = first_difference(f"graph {key} {part}", wanted[key][part], got[key].get(part))
             if found:
                 findings.append(f"store: {rule}: {found}")
-    for key, (record_bytes, blob_bytes) in sorted((counters or {}).items()):
-        graph = model.graphs.get(key)
-        if graph is not None and (record_bytes, blob_bytes) != (
-            graph.row_bytes(),
-            graph.blob_bytes(),
-        ):
-            findings.append(
-                f"store: quotas are kept incrementally: graph {key} counts "
-                f"{record_bytes} record and {blob_bytes} blob bytes, a recount gives "
-                f"{graph.row_bytes()} and {graph.blob_bytes()}"
-            )
     return findings
+
+
+def _text(data: object) -> str:
+    """Equal texts mean equal stores (``true`` is not ``1`` here, as in JSON)."""
+    return json.dumps(data, sort_keys=True)
 
 
 def relay_counters(relay: object) -> dict:
