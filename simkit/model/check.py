@@ -14,7 +14,8 @@ from simkit.relay.http import Request, Response
 
 
 class ModelCheck:
-    """``ModelCheck(host, now, **relay_settings)``: the same host and settings as the relay."""
+    """``ModelCheck(host, now, **relay_settings)``: the relay's host and settings, and
+    its clock when it started (the sweeper's schedule counts from it)."""
 
     def __init__(self, host: Host, now: int = 0, **settings: object) -> None:
         self.model = RelayModel(host, now, **settings)
@@ -23,12 +24,19 @@ class ModelCheck:
         """One exchange: the mismatches between ``response`` and the spec's answer."""
         return compare(self.model.handle(request, now), response)
 
-    def sweep(self, now: int, forgotten: int | None = None) -> list[str]:
-        """The relay swept at ``now`` and forgot ``forgotten`` blobs (if known)."""
+    def sweep(self, now: int, forgotten: int) -> list[str]:
+        """The relay's ``sweep()`` ran at ``now`` and forgot ``forgotten`` blobs."""
         expected = self.model.sweep(now)
-        if forgotten is None or forgotten == expected:
+        if forgotten == expected:
             return []
-        return [f"sweeper: forgot {forgotten} blob(s), the spec's policies forget {expected}"]
+        return [f"sweeper: forgot {forgotten} blob(s), the blob policies forget {expected}"]
+
+    def sweep_if_due(self, now: int, result: int | None) -> list[str]:
+        """The relay's ``sweep_if_due()`` ran at ``now`` and returned ``result``."""
+        expected = self.model.sweep_if_due(now)
+        if result == expected:
+            return []
+        return [f"sweep schedule: the sweeper answered {result}, expected {expected}"]
 
     def restart(self, now: int) -> None:
         """The relay restarted from its store at ``now`` (rate-limit buckets refill)."""

@@ -32,9 +32,12 @@ from simkit.relay.http import Request
 CONTENTS = ("Y2lwaGVy", "QUJD", "eHl6MTIzNDU2", "b3RoZXI", "Zg", "c2FtZQ")  # ciphertexts
 UNSAFE_IDS = ("a:b", "", "x" * 65, "é", "a b")
 MALFORMED_GIDS = ("x", "g:", "d:", "g:a:b", "u:x", "U", "g:" + "a" * 65, "g:te am", "")
-WRONG_VALUES = (None, True, -1, 1.5, "", "a:b", "x" * 300, [], {}, 2**53, "1")
+# Replacements for one member of a body: mostly wrong, a few right in another spelling
+# (``2.0`` and ``1e3`` are the integers 2 and 1000 as JSON.parse reads them).
+WRONG_VALUES = (None, True, -1, 1.5, "", "a:b", "x" * 300, [], {}, 2**53, "1", 2.0, 1e3)
 UNKNOWN_PATHS = ("/", "", "/graphs", "/graphs/u", "/graphs/u/nope", "/v1/devices", "devices")
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
+BAD_JSON = (b"", b"{", b'{"ops": "\xff"}', b'{"ops": NaN}', b"[]", b"null", b"[" * 9 + b"]" * 9)
 
 
 def headers(member: str | None, device: str | None) -> dict[str, str]:
@@ -217,7 +220,7 @@ def _graph_id(b: _Build, bad: bool) -> str:
     space, member = b.space, b.member
     if not bad:
         ids = addressable(b.model, space, member)
-        kind = b.pick(["written"] * 5 + ["u", "g", "g", "d"])
+        kind = b.pick(["written"] * 3 + ["u", "g", "g", "g", "d"])
         return b.pick(ids[kind] or ids["u"])
     own = [g for g in space.groups if b.model.in_group(member, g)]
     kinds = {
@@ -240,12 +243,17 @@ def _path_device(b: _Build, route: Route, device: str | None) -> str:
 
 
 def _epoch_param(b: _Build) -> str:
+    """``DELETE keys/:epoch``: around the latest epoch; not a decimal on a graph fault."""
     latest = b.graph().latest_epoch
-    return b.pick([str(max(1, latest)), str(max(1, latest - 1)), str(latest + 1), "0", "01", "x"])
+    bad = ["0", "01", "x"] if "graph" in b.faults else []
+    return b.pick([str(max(1, latest)), str(max(1, latest - 1)), str(latest + 1), *bad])
 
 
 def _blob_id(b: _Build) -> str:
-    return b.pick(sorted({*b.graph().blobs, *b.space.blob_ids}) + ["a%3Ab"])
+    """Mostly a blob the graph holds; an unsafe ID on a graph fault."""
+    stored = sorted(b.graph().blobs)
+    bad = ["a%3Ab", "..", "x" * 65] if "graph" in b.faults else []
+    return b.pick([*stored, *stored, *sorted({*stored, *b.space.blob_ids}), *bad])
 
 
 # -- bodies and queries, per route ------------------------------------------------------
@@ -340,7 +348,7 @@ def _put_keys(b: _Build, route: Route, query: dict, extra: dict) -> bytes:
         if epoch <= latest and device in held and b.pick([True, False]):
             continue  # a grant names only some devices
         (wraps if b.pick([True, True, True, False]) else excluding).append(device)
-    others = sorted(d for d in model.devices if d not in eligible) + ["q9"]
+    others = [*sorted(d for d in model.devices if d not in eligible), "q9"]
     perturb = b.pick(["none"] * 3 + ["stranger", "overlap", "ineligible", "drop", "shuffle"])
     if perturb == "stranger":
         wraps.append(b.pick(others))
@@ -421,8 +429,7 @@ def _damaged_body(b: _Build, route: Route, body: bytes) -> bytes:
         return body
     how = b.pick(["member"] * 4 + ["syntax"])
     if how == "syntax":
-        return b.pick([b"", b"{", b'{"ops": "\xff"}', b'{"ops": NaN}', b"[]", b"null",
-                       b"[" * 9 + b"]" * 9, b'{"ops": [' + b"[" * 8 + b"]" * 8 + b"]}"])  # fmt: skip
+        return b.pick(BAD_JSON)
     value = json.loads(body)
     places = list(_places(value))
     container, name = b.pick(places)
