@@ -75,6 +75,7 @@ def decimal(value: object, lo: int, hi: int = MAX_SAFE_INTEGER) -> bool:
         and value.isascii()
         and value.isdigit()
         and (value == "0" or not value.startswith("0"))
+        and len(value) <= len(str(hi))  # so int() never parses a megabyte of digits
         and lo <= int(value) <= hi
     )
 
