@@ -16,6 +16,7 @@ from simkit.invariants.epochs import Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
+from simkit.invariants.model import RelayModel
 from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
 
@@ -36,6 +37,7 @@ ALL = (
     BlobPolicies,
     Forgery,
     Paging,
+    RelayModel,
 )
 NAMES = tuple(cls.name for cls in ALL)
 
