@@ -157,6 +157,13 @@ def vectors() -> None:
     default=None,
     help="Reproducer path (default: simkit-repro-<variant>-<seed>.json).",
 )
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the run's figures, invariants, behaviours reached and finding as JSON.",
+)
 def fuzz(
     seconds: float,
     shrink_seconds: float | None,
@@ -164,6 +171,7 @@ def fuzz(
     max_steps: int,
     variant_ref: str | None,
     out: str | None,
+    json_path: str | None,
 ) -> None:
     """Run the state machines until the budget ends or an invariant breaks.
 
@@ -221,6 +229,8 @@ def fuzz(
         written=written,
     )  # fmt: skip
     status.end()
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_json(path), indent=2) + "\n")
     if result.failure is None:
         rate = result.steps / result.seconds if result.seconds else 0
         click.echo(
