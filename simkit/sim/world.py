@@ -561,7 +561,7 @@ class World:
                 self.restart(device_id)
         start = since = trio.current_time()
         last = None
-        while trio.current_time() - since < self.spec.drain_s:
+        while trio.current_time() - since < self._patience():
             if trio.current_time() - start >= DRAIN_CAP_S:
                 break
             for slot in self.alive():
@@ -574,6 +574,17 @@ class World:
                 self.settled_at = now
                 break
         self.note("check", "world", what="quiescence", settled=self.settled_at is not None)
+
+    def _patience(self) -> float:
+        """How long nothing may change before the world is judged stuck: ``drain_s``,
+        or, while a graph owes a rotation, every device's turn to honour it
+        (docs/client.md, "Who rotates"), whichever is longer."""
+        owed = any(g.rotation_required for g in self.relay.state.graphs.values())
+        turns = self.config.rotate_after_s
+        if not owed or turns is None:
+            return self.spec.drain_s
+        devices = sum(1 for d in self.relay.state.devices.values() if d.revoked_at is None)
+        return max(self.spec.drain_s, self.config.recheck_s + turns * (devices + 1) + STABLE_S)
 
     def _progress(self) -> tuple:
         """What changes while the world is still converging: relay counters, epochs and
@@ -592,7 +603,11 @@ class World:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
 
     def settled(self) -> bool:
-        """No queued writes, and every unfiltered view caught up with the honest relay."""
+        """No queued writes, every unfiltered view caught up with the honest relay, and
+        no rotation owed on a graph somebody follows."""
+        graphs = self.relay.state.graphs
+        if any(graphs[sk].rotation_required and self.followers(sk) for sk in graphs):
+            return False
         for slot in self.alive():
             device = slot.device
             if device.pending():
