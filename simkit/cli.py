@@ -474,5 +474,110 @@ def bench(group: str, json_path: str | None, quick: bool, no_crypto_cache: bool)
         click.echo(f"wrote {json_path}", err=True)
 
 
+@main.command()
+@debug_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8080,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one (printed on the first line).",
+)
+@click.option(
+    "--store",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Keep the relay's state in this SQLite file (created if missing); "
+    "without it the state is in memory and lost on exit.",
+)
+@click.option(
+    "--members",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The members file: members, groups, capabilities and bearer tokens "
+    "(docs/relay.md). Default: the conformance directory shipped with simkit.",
+)
+@click.option(
+    "--variant",
+    "variant_ref",
+    metavar="MODULE:NAME|PATH.py:NAME",
+    help="Serve a protocol variant's relay instead of the reference relay. Only for "
+    "testing simkit diff: a variant is a deliberately changed protocol.",
+)
+def serve(
+    host: str, port: int, store: str | None, members: str | None, variant_ref: str | None
+) -> None:
+    """Serve the reference relay over HTTP (Hypercorn on Trio) until Ctrl-C or SIGTERM.
+
+    Every write is durable in --store before its answer is sent. The first line
+    printed is the URL it listens on.
+    """
+    import trio
+
+    from simkit.relay import Relay
+    from simkit.sim.variant import load_variant
+    from simkit.wire.serve import open_server, run
+
+    relay_class = load_variant(variant_ref).relay if variant_ref else Relay
+    server = open_server(host, port, members, store, relay_class)
+    where = f"store {store}" if store else "in memory"
+    if members is None:
+        click.echo(
+            "simkit serve: no --members: serving the conformance directory, whose tokens "
+            "are public (docs/relay.md)",
+            err=True,
+        )
+
+    def announce(url: str) -> None:
+        click.echo(f"listening on {url} ({where})")
+        sys.stdout.flush()
+
+    trio.run(run, server, announce)
+
+
+@main.command()
+@debug_option
+@click.argument("url")
+@click.option(
+    "--auth",
+    "auth_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A members file whose [tokens] name the identities the checks use "
+    "(default: the conformance directory shipped with simkit).",
+)
+def conform(url: str, auth_path: str | None) -> None:
+    """Run the relay conformance checks over HTTP against the relay at URL.
+
+    The relay must have an empty store and know the conformance directory
+    (docs/relay.md, "Conformance over HTTP"). Prints one row per check (passed,
+    failed or skipped, and the spec line it tests); exit 1 if any check failed.
+    """
+    from simkit.wire.conform import MEMBERS, run
+    from simkit.wire.members import load_directory
+    from simkit.wire.target import HttpTarget
+
+    target = HttpTarget(url)
+    auth = load_directory(auth_path or MEMBERS)
+    rerun_with(shlex.join(["simkit", "conform", url, *(["--auth", auth_path] * bool(auth_path))]))
+    results = run(target, auth, progress=_print_check)
+    target.close()
+    counts = {o: sum(r.outcome == o for r in results) for o in ("pass", "fail", "skip")}
+    click.echo(
+        f"{url}: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "
+        f"of {len(results)} checks (spec lines: relay-spec.md)"
+    )
+    sys.exit(1 if counts["fail"] else 0)
+
+
+def _print_check(result) -> None:
+    check = result.check
+    click.echo(
+        f"{result.outcome.upper():<4}  {check.spec:<9} {check.area:<12} {check.name}"
+        + (f"\n        {result.detail}" if result.detail else "")
+    )
+
+
 if __name__ == "__main__":
     sys.exit(main())
