@@ -46,12 +46,11 @@ def real_clock() -> int:
 
 @attrs.define
 class Server:
-    """What ``simkit serve`` runs: the relay, its store (if any) and where it listens."""
+    """What ``simkit serve`` runs: the relay, its store (if any), its listening socket."""
 
     relay: Relay
     store: Store | None
-    host: str
-    port: int
+    sock: socket.socket
     limiter: trio.CapacityLimiter | None = None
 
     async def run_relay(self, work: Callable[[], T]) -> T:
@@ -62,7 +61,7 @@ class Server:
 def open_server(
     host: str, port: int, members: str | None, store: str | None, relay_class: type[Relay] = Relay
 ) -> Server:
-    """Build the relay over its directory and (optionally) its store; nothing listens yet."""
+    """The relay over its directory and (optionally) its store, and its bound socket."""
     directory = load_directory(members or conformance_members())
     opened = Store(store) if store else None
     state = opened.load() if opened else None
@@ -73,7 +72,12 @@ def open_server(
         on_event=_report_internal_errors,
         on_commit=opened.commit if opened else None,
     )
-    return Server(relay, opened, host, port)
+    try:
+        return Server(relay, opened, listen(host, port))
+    except InputError:
+        if opened is not None:
+            opened.close()
+        raise
 
 
 def _report_internal_errors(event: Event) -> None:
@@ -105,7 +109,6 @@ def hypercorn_config(sock: socket.socket) -> Config:
 
 async def run(server: Server, announce: Callable[[str], None]) -> None:
     """Serve until SIGINT or SIGTERM, then stop accepting, finish, and close the store."""
-    sock = listen(server.host, server.port)
     server.limiter = trio.CapacityLimiter(1)
     app = RelayApp(server.relay, server.run_relay)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -119,7 +122,7 @@ async def run(server: Server, announce: Callable[[str], None]) -> None:
             async def serve_then_stop(task_status=trio.TASK_STATUS_IGNORED) -> None:
                 await hypercorn_serve(
                     app,
-                    hypercorn_config(sock),
+                    hypercorn_config(server.sock),
                     shutdown_trigger=shutdown_requested,
                     task_status=task_status,
                 )

@@ -79,10 +79,13 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.commits = 0  # transactions made durable since opening
         self._state: RelayState | None = None
         self._owners: dict[int, tuple[object, str, Graph, int | None]] = {}
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                self.path, timeout=0, isolation_level=None, check_same_thread=False
+            )
             self._db.execute("PRAGMA locking_mode=EXCLUSIVE")  # one server per store
             if self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
                 raise self._error("cannot switch it to write-ahead logging")
@@ -225,6 +228,7 @@ class Store:
         try:
             self._write(tx.changed)
             db.execute("COMMIT")
+            self.commits += 1
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
