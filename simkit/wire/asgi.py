@@ -12,7 +12,10 @@ cannot see:
   schema at the relay's own pipeline step);
 - the body is read up to one byte more than the relay's largest body limit and no
   further, so the relay answers ``413`` at its pipeline step and a client cannot
-  make the server buffer more than that.
+  make the server buffer more than that;
+- a request with both ``content-length`` and ``transfer-encoding`` is refused ``400
+  invalid`` before the relay sees it (RFC 9112, 6.3: a smuggling attempt "ought to be
+  handled as an error"; the HTTP server underneath reads such a body as chunked).
 """
 
 from collections.abc import Awaitable, Callable
@@ -20,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from simkit.relay import Relay, Request, Response
+from simkit.relay.http import invalid
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict]]
@@ -101,6 +105,11 @@ class RelayApp:
             return
         if scope["type"] != "http":
             return  # websockets: not part of the protocol; the server closes them
+        headers = request_headers(scope.get("headers", []))
+        if "content-length" in headers and "transfer-encoding" in headers:
+            refusal = invalid("a request has content-length or transfer-encoding, not both")
+            await send_response(send, refusal.response)
+            return
         body = await read_body(receive, body_limit(self.relay))
         if body is None:
             return
@@ -108,7 +117,7 @@ class RelayApp:
             scope["method"],
             request_path(scope.get("raw_path") or scope["path"].encode()),
             request_query(scope.get("query_string", b"")),
-            request_headers(scope.get("headers", [])),
+            headers,
             body,
         )
         response = await self.run(lambda: self.relay.handle(request))

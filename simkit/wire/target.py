@@ -86,6 +86,10 @@ class InProcessTarget:
         pass
 
 
+class _Closed(TransportError):
+    """The connection closed before an answer came."""
+
+
 class HttpTarget:
     """A relay at an ``http://`` or ``https://`` URL (its mount point), one connection
     kept alive. Paths of requests are appended to the URL's path."""
@@ -121,14 +125,10 @@ class HttpTarget:
         reused = self._connection is not None
         try:
             return self._exchange(target, request)
-        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-            self.close()
+        except _Closed:
             if not reused:
-                raise TransportError(
-                    f"{self.name}: the connection closed before an answer"
-                ) from None
-            # A kept-alive connection the server had closed: the request never reached it.
-            return self._exchange(target, request)
+                raise
+        return self._exchange(target, request)  # the server had closed a kept-alive connection
 
     def _exchange(self, target: str, request: Request) -> Response:
         if self._connection is None:
@@ -137,11 +137,11 @@ class HttpTarget:
             self._connection.request(request.method, target, request.body, request.headers)
             answer = self._connection.getresponse()
             body = answer.read()
-        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-            raise
         except (OSError, http.client.HTTPException) as exc:
             self.close()
-            raise TransportError(f"{self.name}: {type(exc).__name__}: {exc}") from None
+            closed = isinstance(exc, ConnectionResetError | BrokenPipeError)  # RemoteDisconnected
+            kind = _Closed if closed else TransportError
+            raise kind(f"{self.name}: {type(exc).__name__}: {exc}") from None
         headers: dict[str, str] = {}
         for name, value in answer.getheaders():
             key = name.lower()
