@@ -505,8 +505,18 @@ def bench(group: str, json_path: str | None, quick: bool, no_crypto_cache: bool)
     help="Serve a protocol variant's relay instead of the reference relay. Only for "
     "testing simkit diff: a variant is a deliberately changed protocol.",
 )
+@click.option(
+    "--no-rate-limits",
+    is_flag=True,
+    help="Turn the relay's per-member rate limits off (load tests, benchmarks).",
+)
 def serve(
-    host: str, port: int, store: str | None, members: str | None, variant_ref: str | None
+    host: str,
+    port: int,
+    store: str | None,
+    members: str | None,
+    variant_ref: str | None,
+    no_rate_limits: bool,
 ) -> None:
     """Serve the reference relay over HTTP (Hypercorn on Trio) until Ctrl-C or SIGTERM.
 
@@ -520,7 +530,7 @@ def serve(
     from simkit.wire.serve import open_server, run
 
     relay_class = load_variant(variant_ref).relay if variant_ref else Relay
-    server = open_server(host, port, members, store, relay_class)
+    server = open_server(host, port, members, store, relay_class, not no_rate_limits)
     where = f"store {store}" if store else "in memory"
     if members is None:
         click.echo(

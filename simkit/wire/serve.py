@@ -59,7 +59,12 @@ class Server:
 
 
 def open_server(
-    host: str, port: int, members: str | None, store: str | None, relay_class: type[Relay] = Relay
+    host: str,
+    port: int,
+    members: str | None,
+    store: str | None,
+    relay_class: type[Relay] = Relay,
+    rate_limits: bool = True,
 ) -> Server:
     """The relay over its directory and (optionally) its store, and its bound socket."""
     directory = load_directory(members or conformance_members())
@@ -71,6 +76,7 @@ def open_server(
         state=state,
         on_event=_report_internal_errors,
         on_commit=opened.commit if opened else None,
+        **({} if rate_limits else {"rate_limits": {}}),
     )
     try:
         return Server(relay, opened, listen(host, port))
