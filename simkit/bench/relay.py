@@ -101,7 +101,7 @@ def http_rows(quick: bool = False) -> list[BenchRow]:
     """Requests per second through ``simkit serve``, in memory and with ``--store``."""
     from simkit.wire.target import HttpTarget
 
-    rounds = 300 if quick else 1_200
+    rounds = 120 if quick else 1_200
     auth = {"authorization": "Bearer conform-alice-a1"}
     jwk = {"kty": "EC", "crv": "P-256", "x": "A" * 43, "y": "A" * 43}
     rows = []

@@ -10,7 +10,7 @@ relay runs on a clock the caller moves; a relay at a URL lives in real time.
 import http.client
 import time
 from typing import Protocol
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import attrs
 
@@ -19,6 +19,10 @@ from simkit.relay import Relay, Request, Response
 from simkit.wire.members import Directory, TokenHost
 
 T0 = 1_700_000_000_000  # an in-process relay's clock starts here (epoch ms, Nov 2023)
+# A path goes on the wire as it is, except what HTTP cannot carry in a request line
+# (spaces, controls, non-ASCII), percent-encoded as UTF-8: the server's adapter hands
+# the relay the same text it would have been given in-process.
+_PRINTABLE = "".join(chr(c) for c in range(0x21, 0x7F))
 
 
 class Target(Protocol):
@@ -119,7 +123,7 @@ class HttpTarget:
         return kind(host, port, timeout=self._timeout)
 
     def send(self, request: Request) -> Response:
-        target = self._base + request.path
+        target = self._base + quote(request.path, safe=_PRINTABLE)
         if request.query:
             target += "?" + urlencode(request.query)
         reused = self._connection is not None
