@@ -22,7 +22,7 @@ from pathlib import Path
 from simkit import __version__
 from simkit.errors import InputError
 from simkit.protocol.b64 import b64url_encode
-from simkit.relay import RelayState, RelayStateError
+from simkit.relay import SCHEMA_VERSION, RelayState, RelayStateError
 from simkit.relay.state import Blob, Graph
 from simkit.relay.txn import Transaction
 
@@ -190,7 +190,7 @@ class Store:
             for device_id, member, pub, sig, self_sig, label, registered_at, revoked_at
             in db.execute("SELECT * FROM devices ORDER BY device_id")
         ]  # fmt: skip
-        data = {"schema": 1, "devices": devices, "graphs": list(graphs.values())}
+        data = {"schema": SCHEMA_VERSION, "devices": devices, "graphs": list(graphs.values())}
         try:
             state = RelayState.from_data(data)
         except RelayStateError as exc:
