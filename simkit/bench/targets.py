@@ -52,6 +52,10 @@ TARGETS = (
         lambda v: v.get("wall s per simulated day (20 devices)"), lambda x: x < 30, "s",
     ),
     Target(
+        "fuzz steps/s over commit 685eb33, equal work", ">= 3x",
+        lambda v: v.get("speed-up over 685eb33 (classic work)"), lambda x: x >= 3, "x",
+    ),
+    Target(
         "peak memory, 100 devices x 10,000 records", "< 2,048 MiB",
         lambda v: v.get("peak memory (100 devices x 10,000 records)"), lambda x: x < 2048, "MiB",
     ),

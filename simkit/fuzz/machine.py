@@ -19,10 +19,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from simkit.errors import SimkitError
+from simkit.fuzz import rogue
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
 from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor, Violation
+from simkit.model.requests import requests
+from simkit.sim.clock import relay_time_ms
 from simkit.sim.forge import HOWS
 from simkit.sim.variant import HONEST, Variant
 
@@ -63,6 +66,7 @@ def swarm(name: str):
 class WorldMachine(RuleBasedStateMachine):
     variant: Variant = HONEST
     honest = True
+    classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
     last: "WorldMachine | None" = None  # the latest run (after shrinking: the minimal one)
 
     def __init__(self) -> None:
@@ -82,9 +86,9 @@ class WorldMachine(RuleBasedStateMachine):
     def world(self):
         return self.driver.world
 
-    @initialize(params=world_params())
-    def world_is(self, params):
-        self.start(params)
+    @initialize(data=st.data())
+    def world_is(self, data):
+        self.start(data.draw(world_params(self.honest, self.classic), label="world"))
 
     def start(self, params: WorldParams) -> None:
         self.params = params
@@ -335,6 +339,20 @@ class WorldMachine(RuleBasedStateMachine):
             device, graph = chosen
             self.do(rule="forge", device=device, graph=graph, record=record, how=how)
 
+    @swarm("rogue")
+    @rule(data=st.data(), count=st.integers(1, 24))
+    def raw_requests(self, data, count):
+        """A client outside the fleet sends a burst of raw requests drawn from the whole
+        request space (``simkit.fuzz.rogue``), each aimed at the relay as the model sees
+        it after the one before; every answer is checked against the model."""
+        for _ in range(count):
+            check = self.world.model_check
+            if check is None:
+                return
+            now = relay_time_ms(self.world.now())
+            request = data.draw(requests(check.model, rogue.SPACE, now), label="request")
+            self.do(rule="rogue", request=rogue.encode(request))
+
     # -- the directory --------------------------------------------------------------------
 
     @swarm("membership")
@@ -524,7 +542,9 @@ class AdversaryMachine(WorldMachine):
             self.ceremony({"rule": "steal", "by": by, "device": device})
 
 
-def machine_for(variant: Variant, honest: bool) -> type[WorldMachine]:
-    """A state machine class that fuzzes ``variant``."""
+def machine_for(variant: Variant, honest: bool, classic: bool = False) -> type[WorldMachine]:
+    """A state machine class that fuzzes ``variant`` (``classic``: with the rules and
+    draws of commit 685eb33's machines, so that a benchmark compares equal work)."""
     base = HonestMachine if honest else AdversaryMachine
-    return type(f"{base.__name__}[{variant.name}]", (base,), {"variant": variant})
+    name = f"{base.__name__}[{variant.name}]"
+    return type(name, (base,), {"variant": variant, "classic": classic})

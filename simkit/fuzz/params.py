@@ -9,6 +9,7 @@ Groce et al. 2012: leaving rules out makes rare interleavings of the rest common
 import attrs
 from hypothesis import strategies as st
 
+from simkit.fuzz.rogue import ROGUE_GROUP, ROGUES
 from simkit.relay.limits import RateLimit
 from simkit.sim import spec as S
 from simkit.sim.network import NetworkProfile
@@ -41,6 +42,10 @@ CLIENT_CHOICES = {
     "recheck_s": (30.0, 5.0),
     "poll_interval_s": (5.0, 2.0),
 }
+# A fuzz world with nothing changing for this long (three key rechecks, or the longest
+# retry backoff) will not change: quiescence ends there (a world still changing gets
+# longer, simkit.sim.world.DRAIN_CAP_S).
+DRAIN_S = 180
 # Capabilities of a member in the group graph (None: the directory grants everything).
 CAPABILITIES = {"all": None, "read-only": ["rotate"], "no-rotate": ["write"], "none": []}
 
@@ -95,7 +100,8 @@ class WorldParams:
         return S.WorldSpec(
             seed=self.seed,
             devices=MEMBERS,
-            groups={GROUP: tuple(MEMBERS)},
+            outsiders=tuple(ROGUES),
+            groups={GROUP: tuple(MEMBERS), ROGUE_GROUP: tuple(ROGUES)},
             capabilities={
                 (member, GROUP): tuple(CAPABILITIES[choice])
                 for member, choice in sorted(self.capabilities.items())
@@ -107,7 +113,7 @@ class WorldParams:
                 request_loss=self.request_loss, response_loss=self.response_loss
             ),
             duration_s=0,
-            drain_s=600,
+            drain_s=DRAIN_S,
             approval_mode=self.approval_mode,
             relay_settings=self.relay_settings(),
             client_settings=self.client_settings(),
@@ -122,10 +128,21 @@ class WorldParams:
         return data
 
 
+CLASSIC = {
+    True: ("concurrent", "refresh", "link", "approve", "revoke", "rotate", "recover",
+           "crash", "jump", "partition", "errors", "relay-crash"),
+    False: ("concurrent", "refresh", "link", "approve", "revoke", "rotate", "recover",
+            "crash", "jump", "adversary", "steal"),
+}  # fmt: skip
+"""The rules of commit 685eb33's honest and adversary machines, in today's names."""
+
+
 @st.composite
-def world_params(draw, faults: bool = True) -> WorldParams:
-    """Draw a world: seed, approval mode, skew and loss (with ``faults``), settings,
-    capabilities and the swarm."""
+def world_params(draw, honest: bool = True, classic: bool = False) -> WorldParams:
+    """Draw a world: seed, approval mode, skew and loss, settings, capabilities and
+    the swarm. ``classic``: the draws of commit 685eb33's machines (seed and approval,
+    plus skew and loss for the honest one; default settings; their rules), for
+    comparing equal work."""
 
     def changed(choices: dict) -> dict:
         drawn = {name: draw(_setting(values), label=name) for name, values in choices.items()}
@@ -137,8 +154,11 @@ def world_params(draw, faults: bool = True) -> WorldParams:
 
     seed = draw(st.integers(0, 2**32 - 1), label="seed")
     approval = draw(st.sampled_from(["observe", "approve"]), label="approval")
+    faults = honest or not classic
     skew = draw(st.sampled_from([0, 60_000, 180_000]), label="skew") if faults else 0
     loss = draw(st.sampled_from([0.0, 0.01, 0.05]), label="loss") if faults else 0.0
+    if classic:
+        return WorldParams(seed, approval, skew, loss, loss, rules=CLASSIC[honest])
     caps = {
         member: choice
         for member in ("bob", "carol")

@@ -104,13 +104,15 @@ def fuzz(
     out: str | Path | None = None,
     progress: Callable[[FuzzResult], None] = lambda result: None,
     written: Callable[[FuzzResult], None] = lambda result: None,
+    classic: bool = False,
 ) -> FuzzResult:
     """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
     (unless ``shrink`` is off) within what is left of the budget.
 
     ``progress`` is called as each example starts (raising KeyboardInterrupt there
     stops the run as Ctrl-C does); ``written`` each time ``result.reproducer``, the
-    best failing run so far, was written to ``out``.
+    best failing run so far, was written to ``out``. ``classic`` runs the rules and
+    draws of commit 685eb33's machines (a benchmark's equal work).
     """
     result = FuzzResult()
     budget = Budget(seconds, shrink_seconds, shrink_attempts)
@@ -119,7 +121,7 @@ def fuzz(
     with _ctrl_c_between_examples(session):
         for chunk in itertools.count():
             honest = chunk % 2 == 0
-            machine = machine_for(variant, honest=honest)
+            machine = machine_for(variant, honest=honest, classic=classic)
             test = get_state_machine_test(
                 machine,
                 settings=settings(

@@ -12,31 +12,22 @@ from simkit.invariants.base import Invariant
 class Paging(Invariant):
     name = "paging"
     honest_only = True  # a malicious relay may stall a read; the device only must not hang
+    observes = ("sync.stopped",)
 
-    def __init__(self) -> None:
-        self._read = 0
-
-    def step(self, world):
-        out = []
-        for event in world.trace.since(self._read):
-            fields = event.fields
-            if (
-                event.kind == "event"
-                and fields.get("name") == "sync.stopped"
-                and fields.get("reason") == "no-progress"
-            ):
-                detail = (
-                    f"the relay returned a {fields['route']} page that did not advance the "
-                    f"cursor (after={fields['after']}, cursor {fields['cursor']}, more)"
-                )
-                out.append(
-                    self.violation(
-                        world,
-                        detail,
-                        trace_seq=event.seq,
-                        graph=fields.get("graph"),
-                        devices=(event.actor,),
-                    )
-                )
-        self._read = len(world.trace)
-        return out
+    def observe(self, world, event):
+        fields = event.fields
+        if fields.get("reason") != "no-progress":
+            return ()
+        detail = (
+            f"the relay returned a {fields['route']} page that did not advance the "
+            f"cursor (after={fields['after']}, cursor {fields['cursor']}, more)"
+        )
+        return (
+            self.violation(
+                world,
+                detail,
+                trace_seq=event.seq,
+                graph=fields.get("graph"),
+                devices=(event.actor,),
+            ),
+        )

@@ -63,7 +63,7 @@ def test_jsonl_round_trip_keeps_the_hash_which_is_the_files_sha256(tmp_path):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == trace.trace_hash()
     assert path.read_bytes().splitlines()[1] == (
         b'{"actor":"relay","clock_ms":null,"fields":{"status":200,"xid":0},'
-        b'"kind":"delivery","seq":1,"t":0.3}'
+        b'"kind":"delivery","seq":1,"t_us":300000}'
     )
     loaded = Trace.load(path)
     assert [e.to_data() for e in loaded] == [e.to_data() for e in trace]
@@ -82,3 +82,35 @@ def test_a_malformed_dump_names_the_line(tmp_path):
     path.write_bytes(filled()[0].line() + b'{"seq":1}\n')
     with pytest.raises(EncodingError, match="trace line 2"):
         Trace.load(path)
+
+
+def test_a_streamed_trace_file_holds_every_line_and_hashes_to_the_trace_hash(tmp_path):
+    path = tmp_path / "streamed.jsonl"
+    now = FakeTime()
+    streamed = Trace(now)
+    streamed.stream_to(path)
+    for i in range(5):
+        now.t = i / 10
+        streamed.emit("fault", "network", fault="heal", devices=[f"d{i}"])
+    streamed.close()
+    assert len(path.read_bytes().splitlines()) == 5
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == streamed.trace_hash()
+    assert Trace.load(path).trace_hash() == streamed.trace_hash()
+
+
+def test_released_events_leave_memory_but_positions_keep_counting(tmp_path):
+    now = FakeTime()
+    trace = Trace(now)
+    trace.stream_to(tmp_path / "t.jsonl")
+    for _ in range(4):
+        trace.emit("fault", "network", fault="heal", devices=[])
+    trace.release(3)
+    assert len(trace) == 4 and [e.seq for e in trace.since(3)] == [3]
+    assert trace.emit("check", "world", what="x").seq == 4
+    assert trace[-1].seq == 4
+    with pytest.raises(TraceError, match="released"):
+        trace.since(1)
+    with pytest.raises(TraceError, match="released"):
+        list(trace)
+    with pytest.raises(TraceError, match="only a streamed trace"):
+        Trace(now).release(1)
