@@ -639,5 +639,148 @@ def _print_check(result) -> None:
     )
 
 
+@main.command("diff")
+@debug_option
+@click.argument("url", required=False)
+@click.option(
+    "--time",
+    "seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Wall-clock budget in seconds, for the search and the shrinking of a divergence.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the session.")
+@click.option(
+    "--cohorts",
+    type=click.IntRange(min=10),
+    default=None,
+    help="Cohorts of identities (one per example) in the members file; give the same "
+    "number to --write-members and to the run (default: 1000).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Reproducer path (default: simkit-diff-<seed>.json).",
+)
+@click.option(
+    "--write-members",
+    "members_out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the members file the relay under test must be configured with "
+    "(simkit serve --members FILE) and exit.",
+)
+@click.option(
+    "--replay",
+    "replay_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Send a reproducer's requests again (to a relay with an empty store); "
+    "exit 1 while the divergence is still there.",
+)
+def diff_command(
+    url: str | None,
+    seconds: float,
+    seed: int,
+    cohorts: int | None,
+    out: str | None,
+    members_out: str | None,
+    replay_path: str | None,
+) -> None:
+    """Differential fuzzing: the same seeded raw requests to the reference relay
+    (in-process) and to the relay at URL; the first divergence in status, error code
+    or body is shrunk and written as a reproducer (docs/relay.md, "Differential
+    fuzzing"). Exit 0 when none was found in the budget, 1 on a divergence.
+    """
+    from pathlib import Path
+
+    from simkit.wire.diff import DEFAULT_COHORTS, diff_directory, members_toml
+    from simkit.wire.target import HttpTarget
+
+    count = cohorts or DEFAULT_COHORTS
+    directory = diff_directory(count)
+    if members_out:
+        Path(members_out).write_text(members_toml(directory), encoding="utf-8")
+        click.echo(f"wrote {members_out}: {count} cohorts, {len(directory.tokens)} tokens")
+        return
+    if url is None:
+        raise click.UsageError("give the relay's URL (or --write-members FILE)")
+    target = HttpTarget(url)
+    if replay_path:
+        _replay_diff(replay_path, target, directory)
+        return
+    path = out or f"simkit-diff-{seed}.json"
+    if not Path(path).resolve().parent.is_dir():
+        raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
+    _run_diff(target, directory, seconds, seed, count, path)
+
+
+def _run_diff(target, directory, seconds, seed, cohorts, path) -> None:
+    from simkit.wire.diff import diff
+
+    click.echo(f"diffing {target.name} against the reference relay for {seconds:g} s, seed {seed}")
+    status = _Status()
+
+    def progress(result) -> None:
+        if result.found_after is None:
+            status.show(f"{result.seconds:6.1f} s  {result.examples} examples  "
+                        f"{result.requests} requests")  # fmt: skip
+        elif result.reproducer is not None:
+            status.show(f"shrinking: {len(result.reproducer.requests)} requests left, "
+                        f"{result.shrink_attempts} attempts")  # fmt: skip
+
+    result = diff(target, directory, seconds=seconds, seed=seed, cohorts=cohorts, out=path,
+                  progress=progress)  # fmt: skip
+    status.end()
+    target.close()
+    budget = (f"{result.examples} examples, {result.requests} requests in {result.seconds:.1f} s, "
+              f"{result.cohorts_used} of {cohorts} cohorts")  # fmt: skip
+    best = result.reproducer
+    if best is None:
+        ended = "the cohorts ran out" if result.stopped == "cohorts" else "the budget ran out"
+        click.echo(f"no divergence ({ended}): {budget}")
+        sys.exit(130 if result.stopped == "interrupted" else 0)
+    how = {
+        "done": f"shrunk in {result.shrink_attempts} replays",
+        "budget": f"shrinking cut off by --time after {result.shrink_attempts} replays",
+        "cohorts": f"shrinking cut off: the cohorts ran out after {result.shrink_attempts} replays",
+        "interrupted": "shrinking interrupted (Ctrl-C)",
+        "unreachable": f"the relay stopped answering: {result.unreachable}",
+    }[result.stopped]
+    click.echo(
+        f"DIVERGENCE after {result.found_after:.1f} s in an example of {result.first_requests} "
+        f"requests ({budget}); {how}"
+    )
+    click.echo(f"requests ({len(best.requests)}), answered alike until the last:")
+    for index, (caller, request) in enumerate(zip(best.callers, best.requests, strict=True)):
+        query = (
+            "?" + "&".join(f"{k}={v}" for k, v in request.query.items()) if request.query else ""
+        )
+        click.echo(f"  {index:3d}  {request.method} {request.path}{query}  as {caller or '-'}")
+    click.echo(f"{best.rule}:")
+    for line in best.found:
+        click.echo(f"  {line}")
+    click.echo(f"reproducer: {path}  (replay on a relay with an empty store: "
+               f"simkit diff {target.name} --replay {path})")  # fmt: skip
+    sys.exit(1)
+
+
+def _replay_diff(path, target, directory) -> None:
+    from simkit.wire.diff import replay, send
+    from simkit.wire.diff.run import RelayClock
+
+    index, found = replay(path, target, directory, RelayClock(), send)
+    target.close()
+    if not found:
+        click.echo(f"no divergence: every answer of {target.name} matches the reference relay")
+        return
+    click.echo(f"divergence at request {index}:")
+    for line in found:
+        click.echo(f"  {line}")
+    sys.exit(1)
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -151,7 +151,7 @@ class _Reader:
                 raise self.fail(key, "a token must match [A-Za-z0-9._~+/-]+=* (RFC 6750)")
             identity = self.table(identity, key)
             if set(identity) != {"member", "device"} or not all(
-                isinstance(v, str) and v for v in identity.values()
+                isinstance(v, str) for v in identity.values()
             ):
                 raise self.fail(key, 'expected { member = "<member>", device = "<device>" }')
             tokens[token] = (identity["member"], identity["device"])

@@ -161,3 +161,22 @@ class HttpTarget:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def require_unused(target: Target, credential: dict[str, str], unknown: str, used: str) -> None:
+    """Check that the relay knows an identity (by ``credential``) whose device it has
+    not registered yet: the sign of a relay set up for a run and with an empty store.
+    ``unknown`` and ``used`` say what to do when it answers 401 or 200 (exit 2)."""
+    try:
+        answer = target.send(Request("GET", "/devices", headers=credential))
+    except TransportError as exc:
+        raise InputError(f"cannot reach {target.name}: {exc}") from None
+    if answer.status == 401:
+        raise InputError(f"{target.name} answers 401 to a listed identity: {unknown}")
+    if answer.status == 200:
+        raise InputError(f"{target.name} is not fresh: {used}")
+    if answer.status != 403 or b"device-not-registered" not in answer.body:
+        raise InputError(
+            f"{target.name}: GET /devices as an unregistered device should be 403 "
+            f"device-not-registered, got {answer.status}; is this a relay?"
+        )

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import attrs
 
-from simkit.errors import InputError, TransportError, describe
+from simkit.errors import TransportError, describe
 from simkit.wire.conform.check import CHECKS, NEEDS, Check, Failed, Skipped
 from simkit.wire.conform.context import Context
 from simkit.wire.members import Directory, load_directory
-from simkit.wire.target import InProcessTarget, Target
+from simkit.wire.target import InProcessTarget, Target, require_unused
 
 # The catalogue, in the order it runs and prints: each module registers its checks.
 AREAS = ("pipeline", "devices", "records", "keys", "blobs", "capabilities", "limits")
@@ -50,25 +50,14 @@ def reference_target(relay_class=None) -> InProcessTarget:
 def require_fresh(ctx: Context) -> None:
     """The relay must know the directory's tokens and hold no device of alice yet."""
     who = ctx.who("alice", "a1")
-    try:
-        answer = ctx.call(who, "GET", "/devices")
-    except TransportError as exc:
-        raise InputError(f"cannot reach {ctx.target.name}: {exc}") from None
-    if answer.status == 401:
-        raise InputError(
-            f"{ctx.target.name} answers 401 to alice/a1's token: configure it with the "
-            "conformance directory (docs/relay.md) or pass its tokens with --auth"
-        )
-    if answer.status == 200:
-        raise InputError(
-            f"{ctx.target.name} already knows alice/a1: conform needs a relay with an "
-            "empty store (restart it on a new one)"
-        )
-    if answer.code != "device-not-registered":
-        raise InputError(
-            f"{ctx.target.name}: GET /devices as alice/a1 (unregistered) should be 403 "
-            f"device-not-registered, got {answer.show()}; is this a relay?"
-        )
+    require_unused(
+        ctx.target,
+        {"authorization": f"Bearer {who.token}"},
+        unknown="configure it with the conformance directory (docs/relay.md) or pass its "
+        "tokens with --auth",
+        used="it already knows alice/a1; conform needs a relay with an empty store "
+        "(restart it on a new one)",
+    )
 
 
 def run_check(ctx: Context, check: Check) -> Result:
