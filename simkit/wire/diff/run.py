@@ -175,8 +175,8 @@ class _Session:
 
     def example(self, data) -> None:
         """Hypothesis's test: one example of raw requests, until a divergence."""
-        self.result.examples += 1
         run = _Run(self, self.cohort())
+        self.result.examples += 1
         for _ in range(data.draw(st.integers(1, self.max_requests), label="requests")):
             ahead = data.draw(st.booleans(), label="revs ahead of the clock")
             now = self.clock() + (CLOCK_MARGIN_MS if ahead else -CLOCK_MARGIN_MS)
