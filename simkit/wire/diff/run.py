@@ -191,8 +191,8 @@ class _Session:
     def replayed(self, best: Reproducer, keep: list[int]) -> Reproducer | None:
         """``best``'s requests at the indexes ``keep``, in a fresh cohort: the divergence
         they show, if it is ``best``'s rule; else None."""
-        self.result.shrink_attempts += 1
         cohort = self.cohort()
+        self.result.shrink_attempts += 1
         run = _Run(self, cohort)
         delta = run.recorded_at - best.recorded_at
         for index in keep:
