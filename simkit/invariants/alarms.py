@@ -21,6 +21,7 @@ class AlarmSoundness(Invariant):
 
     name = "alarm-soundness"
     honest_only = True
+    judges_events = True
     observes = ("app.write", "record.restamped", "record.rejected", "log.alarm")
 
     def __init__(self) -> None:

@@ -8,6 +8,7 @@ drains until the devices settle, and returns the world with its trace.
 """
 
 import contextlib
+import json
 import math
 from collections.abc import Callable
 
@@ -476,11 +477,16 @@ class World:
         return response
 
     def _found(self, findings: list[str], request=None) -> None:
+        """Keep the model's findings with where they were seen: the trace position, the
+        device that asked and the records its request named."""
+        who, records = (), ()
+        if request is not None and findings:
+            who = tuple(filter(None, [request.headers.get("x-device")]))
+            records = _records_named(request)
         for finding in findings:
             if request is not None:
-                who = request.headers.get("x-device")
-                finding = f"{request.method} {request.path} by {who}: {finding}"
-            self.model_findings.append((len(self.trace), finding))
+                finding = f"{request.method} {request.path} by {', '.join(who)}: {finding}"
+            self.model_findings.append((len(self.trace), finding, who, records))
 
     async def send_raw(self, request) -> None:
         """A request from a client outside the simulated fleet (a rogue device speaking
@@ -620,6 +626,15 @@ class World:
                 if device.store.get("cursor", gid, 0) < graph.seq:
                     return False
         return True
+
+
+def _records_named(request) -> tuple[str, ...]:
+    """The record IDs a push names (for a finding's evidence), else none."""
+    try:
+        ops = json.loads(request.body)["ops"] if request.path.endswith("/push") else []
+        return tuple(dict.fromkeys(op["recordId"] for op in ops if isinstance(op, dict)))
+    except (ValueError, KeyError, TypeError):
+        return ()
 
 
 def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None, trace_path=None) -> World:
