@@ -122,7 +122,8 @@ def _forge(driver, step, index) -> None:
 
     async def send():
         if step["how"] == "wrap":
-            request = forged_grant(slot.device, graph_id, _lacking(world, sk))
+            others = [d for d in _lacking(world, sk) if d != step["device"]]
+            request = forged_grant(slot.device, graph_id, others)
         else:
             op = forged_op(slot.device, graph_id, step["record"], step["how"])
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})

@@ -266,8 +266,8 @@ class World:
         self.trace.emit(
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
-        if event.kind == "log.alarm":
-            modes = {m.action.mode for m in self.adversary.modes if m.aims_at(device.device_id)}
+        if event.kind == "log.alarm":  # any device's alarm detects the modes switched on
+            modes = {m.action.mode for m in self.adversary.modes_ever}
             self.coverage.add(f"adversary {m} detected" for m in sorted(modes) if m in DETECTABLE)
 
     def _relay_event(self, event) -> None:
