@@ -10,10 +10,14 @@ each world delivers about a million records (a tenth with ``--quick``). Each run
 is a fresh process, so its peak memory is its own.
 """
 
+import tempfile
+from pathlib import Path
+
 import trio
 
 from simkit.bench import BenchRow, isolated, wall_clock
 from simkit.bench.crypto import delivery_floor_us, receive_floor_us
+from simkit.invariants import Monitor
 from simkit.protocol.entropy import SeededEntropy
 from simkit.relay import Request, Response
 from simkit.sim import spec as S
@@ -88,26 +92,35 @@ async def _exchanges(transport, count: int) -> None:
         await transport.send(request)
 
 
-def _counts(world) -> tuple[int, int]:
-    """Deliveries (``pulled`` over the ``sync.done`` events) and requests, in one pass
-    over the trace (a simulated day's holds millions of events)."""
-    delivered = requests = 0
-    for e in world.trace:
-        if e.kind == "request":
-            requests += 1
-        elif e.kind == "event" and e.fields.get("name") == "sync.done":
-            delivered += e.fields.get("pulled", 0)
-    return delivered, requests
+class Counts:
+    """Deliveries (``pulled`` over the ``sync.done`` events) and requests, counted as
+    the trace is read (a simulated week's trace is never held: it streams to a file)."""
+
+    def __init__(self) -> None:
+        self.delivered = self.requests = 0
+
+    def observe(self, event) -> None:
+        if event.kind == "request":
+            self.requests += 1
+        elif event.kind == "event" and event.fields.get("name") == "sync.done":
+            self.delivered += event.fields.get("pulled", 0)
 
 
 def measure(spec: S.WorldSpec) -> dict:
-    """Run one world: wall seconds, deliveries, requests and simulated seconds."""
-    start = wall_clock()
-    world = run_world(spec)
-    wall = wall_clock() - start
+    """Run one world, its trace streamed to a scratch file and counted as it is read:
+    wall seconds, deliveries, requests and simulated seconds."""
+    counts = Counts()
+    monitor = Monitor(honest=True, only=(), observers=(counts,))
+    with tempfile.TemporaryDirectory(prefix="simkit-bench-") as scratch:
+        start = wall_clock()
+        world = run_world(spec, monitor=monitor, trace_path=Path(scratch) / "trace.jsonl",
+                          model_check=False)  # fmt: skip
+        wall = wall_clock() - start
     simulated = world.settled_at or spec.duration_s + spec.drain_s
-    delivered, requests = _counts(world)
-    return {"wall": wall, "deliveries": delivered, "requests": requests, "simulated": simulated}
+    return {
+        "wall": wall, "deliveries": counts.delivered, "requests": counts.requests,
+        "simulated": simulated,
+    }  # fmt: skip
 
 
 def _group_rows(devices: int, records: int, floor: float) -> tuple[list, float]:
@@ -153,4 +166,32 @@ def run(quick: bool = False) -> list[BenchRow]:
         BenchRow("sim", "floor of that day: exchanges + receive paths", day_floor, "s",
                  f"{requests:,.0f} requests x exchange + {delivered:,.0f} x receive path"),
     ]  # fmt: skip
+    return rows + _memory_rows(quick)
+
+
+def _memory_rows(quick: bool) -> list[BenchRow]:
+    """Peak memory and wall time of the day world over a short and a four times longer
+    span (each in a fresh process): memory must stay flat in simulated time (the trace
+    streams to disk), wall time grow linearly; and, in a full run, a simulated week."""
+    short_h, long_h = (0.5, 2.0) if quick else (2.0, 8.0)
+    spans = {hours: isolated(measure, day_world(hours * 3600)) for hours in (short_h, long_h)}
+    (short, short_peak), (long, long_peak) = spans[short_h], spans[long_h]
+    rows = [
+        BenchRow("sim", f"peak memory, day world over {h:g} h", peak, "MiB",
+                 f"{run['wall']:.0f} s wall, {run['deliveries']:,} deliveries")
+        for h, (run, peak) in spans.items()
+    ]  # fmt: skip
+    rows += [
+        BenchRow("sim", "peak memory, 4x the simulated time", long_peak / short_peak, "x",
+                 f"{long_h:g} h over {short_h:g} h; goal <= 1.3x"),
+        BenchRow("sim", "wall time, 4x the simulated time", long["wall"] / short["wall"], "x",
+                 "linear is 4x"),
+    ]  # fmt: skip
+    if not quick:
+        week, peak = isolated(measure, day_world(7 * DAY_S))
+        rows += [
+            BenchRow("sim", "wall s per simulated week (20 devices)", week["wall"], "s",
+                     f"{week['deliveries']:,} deliveries, {week['requests']:,} requests"),
+            BenchRow("sim", "peak memory, simulated week (20 devices)", peak, "MiB"),
+        ]  # fmt: skip
     return rows

@@ -56,6 +56,10 @@ TARGETS = (
         lambda v: v.get("speed-up over 685eb33 (classic work)"), lambda x: x >= 3, "x",
     ),
     Target(
+        "peak memory flat in simulated time (day world, 4x longer)", "<= 1.3x",
+        lambda v: v.get("peak memory, 4x the simulated time"), lambda x: x <= 1.3, "x",
+    ),
+    Target(
         "peak memory, 100 devices x 10,000 records", "< 2,048 MiB",
         lambda v: v.get("peak memory (100 devices x 10,000 records)"), lambda x: x < 2048, "MiB",
     ),

@@ -381,10 +381,13 @@ class Device:
     # -- events, status ---------------------------------------------------------------
 
     def emit(self, kind: str, graph_id: str | None, **fields) -> None:
+        """Hand an event to ``on_event``; without a handler it is kept in ``events``
+        (a handler owns what to keep: a long-running device must not grow for ever)."""
         event = ClientEvent(kind, graph_id, fields)
-        self.events.append(event)
         if self.on_event is not None:
             self.on_event(self, event)
+        else:
+            self.events.append(event)
 
     def log_state(self, graph_id: str) -> LogState | None:
         return self.store.get("log", self.storage_key(graph_id))

@@ -637,11 +637,18 @@ def _records_named(request) -> tuple[str, ...]:
         return ()
 
 
-def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None, trace_path=None) -> World:
+def run_world(
+    spec: S.WorldSpec,
+    variant: Variant = HONEST,
+    monitor=None,
+    trace_path=None,
+    model_check: bool | None = None,
+) -> World:
     """Build and run a world; a pure function of the spec (and so of its seed). With
     ``trace_path`` the trace streams to that file (closed at the end). A monitored
-    world also checks its relay against the spec's model."""
-    world = World(spec, variant, monitor, trace_path, model_check=monitor is not None)
+    world also checks its relay against the spec's model, unless ``model_check`` says."""
+    checked = monitor is not None if model_check is None else model_check
+    world = World(spec, variant, monitor, trace_path, model_check=checked)
     try:
         run_virtual(world.run, seed=spec.seed, clock=world.clock)
     finally:
