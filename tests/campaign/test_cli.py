@@ -1,0 +1,61 @@
+"""``simkit campaign`` end to end: its embedded LocalCluster and an existing
+scheduler, the exit codes, the JSON and the dashboard with its reproducer links."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from simkit.cli import main
+
+
+def campaign(*args: str):
+    return CliRunner().invoke(main, ["campaign", "--time", "600", *args])
+
+
+def test_a_campaign_that_finds_nothing_exits_0_and_says_what_ran(tmp_path):
+    result = campaign(
+        "--workers", "1", "--chunks", "1", "--max-steps", "4", "--known", str(tmp_path / "k"),
+        "--json", str(tmp_path / "c.json"), "--report", str(tmp_path / "report"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "no violation" in result.output and "behaviours reached" in result.output
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["verdict"] == "no violation" and data["chunks"] == 1 and data["examples"] == 10
+    assert data["targets"] == [
+        {"target": "honest", "chunks": 1, "examples": 10, "steps": data["steps"], "findings": 0}
+    ]
+    page = (tmp_path / "report" / "index.html").read_text()
+    for part in ('id="plot-throughput"', 'id="plot-behaviours"', "never reached", "What ran"):
+        assert part in page
+
+
+def test_a_finding_exits_1_with_a_dashboard_linking_its_reproducer(client, tmp_path):
+    report = tmp_path / "report"
+    result = campaign(
+        "--scheduler", client.scheduler.address, "--variant", "tests.fuzz.variants:keep_last_equal",
+        "--chunks", "2", "--stop-on-failure", "--shrink-time", "2", "--known", str(tmp_path / "k"),
+        "--report", str(report),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "FINDING" in result.output and "replay with: simkit replay" in result.output
+    (finding,) = json.loads((report / "campaign.json").read_text())["findings"]
+    assert f'href="{finding["report_path"]}"' in (report / "index.html").read_text()
+    replayed = CliRunner().invoke(main, ["replay", str(report / finding["report_path"])])
+    assert replayed.exit_code == 1 and f"[{finding['invariant']}]" in replayed.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "--workers and --scheduler"),
+        (["--mutants", "m:X", "--variant", "v:x"], "--mutants and --variant"),
+        (["--variant", "no_such_module:x"], "no module no_such_module"),
+        (["--mutants", "tests.campaign.variants:missing"], "not a list of mutants"),
+        (["--shrink-time", "1000"], "--shrink-time"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args, message):
+    result = campaign(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
