@@ -9,17 +9,21 @@ from simkit.campaign import Plan, load_mutants, run_campaign
 from simkit.campaign.mutation import MutantsError, scores
 from simkit.campaign.report import summary
 
-BUDGET = 6  # examples per mutant: a count, so the verdicts do not depend on the machine
+# Examples per mutant: a count, so the verdicts do not depend on the machine. With
+# seed 4 the two broken mutants break within 7 examples, with the newest Hypothesis
+# and with its floor (which examples a seed draws depends on the version).
+BUDGET = 10
 
 
 def test_mutants_of_both_kinds_are_scored_killed_or_survived(client):
-    mutants = load_mutants("tests.campaign.variants:VARIANTS")
-    mutants += load_mutants("tests.campaign.variants:SOURCE")
-    plan = Plan(600, seed=3, mutants=mutants, chunk_examples=BUDGET, shrink_attempts=3)
+    broken, same = load_mutants("tests.campaign.variants:VARIANTS")
+    source_broken, source_same = load_mutants("tests.campaign.variants:SOURCE")
+    mutants = (broken, source_broken, same, source_same)
+    plan = Plan(600, seed=4, mutants=mutants, chunk_examples=BUDGET, shrink_attempts=3)
     campaign = run_campaign(plan, client)
 
     table = {s.name: s for s in scores(plan.mutants, campaign.outcomes)}
-    assert [s.kind for s in table.values()] == ["variant", "variant", "source", "source"]
+    assert [s.kind for s in table.values()] == ["variant", "source", "variant", "source"]
     for name in ("keep_last_equal", "first-equal-rev-replaced"):
         killed = table[name]
         assert killed.verdict == "killed", killed
