@@ -2,6 +2,11 @@
 scheduler, the exit codes, the JSON and the dashboard with its reproducer links."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -43,6 +48,29 @@ def test_a_finding_exits_1_with_a_dashboard_linking_its_reproducer(client, tmp_p
     assert f'href="{finding["report_path"]}"' in (report / "index.html").read_text()
     replayed = CliRunner().invoke(main, ["replay", str(report / finding["report_path"])])
     assert replayed.exit_code == 1 and f"[{finding['invariant']}]" in replayed.output
+
+
+def test_ctrl_c_to_the_process_group_stops_the_chunks_and_reports_what_ran(tmp_path):
+    """As a terminal does: SIGINT to the campaign and its cluster's processes at once,
+    sent once the first chunk is running (the status line says so)."""
+    root = Path(__file__).parents[2]
+    out = tmp_path / "c.json"
+    args = ["campaign", "--workers", "1", "--time", "600", "--known", str(tmp_path / "k"),
+            "--json", str(out)]  # fmt: skip
+    with subprocess.Popen(
+        [sys.executable, "-m", "simkit.cli", *args], cwd=root, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    ) as campaign_process:  # fmt: skip
+        seen = ""
+        while "1 running" not in seen:
+            seen += campaign_process.stderr.read(1) or pytest.fail(f"ended early: {seen}")
+        os.killpg(campaign_process.pid, signal.SIGINT)
+        stdout, _ = campaign_process.communicate(timeout=240)
+    assert campaign_process.returncode == 130, stdout
+    assert "interrupted (Ctrl-C)" in stdout
+    data = json.loads(out.read_text())
+    assert data["interrupted"] and data["outcomes"][-1]["ended"] == "stopped"
 
 
 @pytest.mark.parametrize(
