@@ -93,6 +93,17 @@ def main() -> None:
     Encrypted Record Sync Relay protocol."""
 
 
+class Command(click.Command):
+    """A command whose line in ``simkit --help`` is its whole first sentence (click
+    cuts it at about 45 characters; the help formatter wraps it instead)."""
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return self.short_help or click.utils.make_default_short_help(self.help or "", 1_000)
+
+
+main.command_class = Command
+
+
 @main.command()
 @debug_option
 def vectors() -> None:
@@ -311,29 +322,39 @@ def _print_coverage(coverage) -> None:
 @main.command()
 @debug_option
 @click.argument("file", type=click.Path(dir_okay=False))
-def replay(file: str) -> None:
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also render the replayed run as a report into DIR (docs/reports.md).",
+)
+def replay(file: str, report_dir: str | None) -> None:
     """Rerun a reproducer exactly and say which invariant failed where.
 
     Exits 1 when an invariant fails (the reproducer reproduces), 0 when none does,
-    2 when the file is missing or broken.
+    2 when the file is missing or broken. With --report, the run becomes a report whose
+    violation section names the invariant, the step it broke after, and the trace
+    events behind it.
     """
-    from simkit.fuzz.reproducer import Reproducer
+    from simkit.fuzz.reproducer import Reproducer, replay_summary
     from simkit.fuzz.reproducer import replay as run_replay
 
     repro = Reproducer.load(file)
     result = run_replay(repro)
     click.echo(f"trace-hash: {result.trace_hash}")
+    if report_dir:
+        from pathlib import Path
+
+        from simkit.report import render_report
+
+        summary = replay_summary(repro, result, Path(file).stem)
+        paths = render_report(result.world.trace, summary, report_dir)
+        click.echo(f"report: {paths['report.html']}")
     if not result.violations:
         click.echo(f"no violation in {len(repro.steps)} steps and quiescence")
         return
-    where = (
-        "at quiescence"
-        if result.failed_at == len(repro.steps)
-        else f"after step {result.failed_at}: {json.dumps(repro.steps[result.failed_at])}"
-        if result.failed_at >= 0
-        else "before the first step"
-    )
-    click.echo(f"violated {where}")
+    click.echo(f"violated {result.where(repro)}")
     for violation in result.violations:
         click.echo(f"  {violation}")
     sys.exit(1)
@@ -341,20 +362,26 @@ def replay(file: str) -> None:
 
 @main.command("list")
 @debug_option
-@click.argument("path", type=click.Path(exists=True), default="scenarios")
-def list_scenarios(path: str) -> None:
-    """List the scenario library, one line each."""
-    from simkit.scenario.load import load_library
+@click.argument("path", type=click.Path(exists=True), required=False)
+def list_scenarios(path: str | None) -> None:
+    """List the scenario library, one line each.
+
+    PATH is a scenario file or a folder of them; by default ./scenarios if it exists,
+    else the library that ships with simkit.
+    """
+    from simkit.scenario.load import library_path, load_library
 
     scenarios = load_library(path)
     width = max(len(s.name) for s in scenarios)
     for scenario in scenarios:
         click.echo(f"{scenario.name:<{width}}  {scenario.description}")
+    if path is None:
+        click.echo(f"({len(scenarios)} scenarios in {library_path()})", err=True)
 
 
 @main.command()
 @debug_option
-@click.argument("path", type=click.Path(exists=True))
+@click.argument("path", type=click.Path(exists=True), required=False)
 @click.option("--seed", type=int, default=None, help="Run with this seed instead of the file's.")
 @click.option(
     "--report",
@@ -364,8 +391,14 @@ def list_scenarios(path: str) -> None:
     help="Write each scenario's report into DIR/<scenario>/.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document instead of a table.")
-def run(path: str, seed: int | None, report_dir: str | None, as_json: bool) -> None:
-    """Run one scenario or a folder of them; exit 0 when every expectation holds."""
+def run(path: str | None, seed: int | None, report_dir: str | None, as_json: bool) -> None:
+    """Run one scenario or a folder of them; exit 0 when every expectation and every
+    checked invariant holds.
+
+    PATH defaults to ./scenarios if it exists, else the library that ships with simkit.
+    An invariant that does not apply to a scenario (or that its file does not list) is
+    reported as not checked, never as a pass.
+    """
     from pathlib import Path
 
     from simkit.scenario.load import load_library
@@ -382,14 +415,15 @@ def run(path: str, seed: int | None, report_dir: str | None, as_json: bool) -> N
             rerun_with(
                 shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
             )
-            result = run_scenario(scenario)
+            out = Path(report_dir) / scenario.name if report_dir else None
+            if out is not None:  # the trace streams to the report folder as it is written
+                out.mkdir(parents=True, exist_ok=True)
+            result = run_scenario(scenario, trace_path=out and out / "trace.jsonl")
             results.append(result)
-            if report_dir:
+            if out is not None:
                 from simkit.report import render_report
 
-                render_report(
-                    result.world.trace, result.summary(), Path(report_dir) / scenario.name
-                )
+                render_report(out / "trace.jsonl", result.summary(), out)
     if as_json:
         click.echo(json.dumps([r.summary() for r in results], indent=2))
     else:
@@ -401,21 +435,22 @@ def _print_table(results) -> None:
     width = max(len(r.scenario.name) for r in results)
     for result in results:
         failed = [c for c in result.expectations if not c.passed]
-        broken = [(n, v) for n, v in result.invariants if v]
+        checked = [i for i in result.invariants if i.checked]
+        broken = [i for i in checked if i.violations]
         verdict = "PASS" if result.passed else "FAIL"
         met = sum(c.passed for c in result.expectations)
+        unchecked = len(result.invariants) - len(checked)
         click.echo(
             f"{verdict}  {result.scenario.name:<{width}}  seed {result.seed}  "
             f"{met}/{len(result.expectations)} expectations  "
-            f"{len(result.invariants) - len(broken)}/{len(result.invariants)} invariants"
+            f"{len(checked) - len(broken)}/{len(checked)} invariants held"
+            + (f", {unchecked} not checked" if unchecked else "")
         )
         for check in failed:
             click.echo(f"        expected {check.name}: {check.detail or 'did not happen'}")
-        for name, violations in broken:
-            click.echo(
-                f"        [{name}] {violations[0]}"
-                + (f" (+{len(violations) - 1})" if len(violations) > 1 else "")
-            )
+        for inv in broken:
+            more = len(inv.violations) - 1
+            click.echo(f"        {inv.violations[0]}" + (f" (+{more})" if more else ""))
         click.echo(f"      trace-hash: {result.trace_hash}")
     passed = sum(r.passed for r in results)
     click.echo(f"{passed} passed, {len(results) - passed} failed")
@@ -432,12 +467,27 @@ def _print_table(results) -> None:
     help="Folder to write the report into.",
 )
 def report(trace: str, out_dir: str) -> None:
-    """Re-render a report from a saved trace (summary.json beside it is used when present)."""
+    """Re-render a report from a saved trace (summary.json beside it is used when present).
+
+    Without summary.json the report says only what the trace itself records: the
+    violations the world noted, no expectations, and no verdict otherwise.
+    """
     from pathlib import Path
 
-    from simkit.report import load_summary, render_report
+    from simkit.report import (
+        SUMMARY_FILE,
+        load_summary,
+        load_trace,
+        render_report,
+        summary_from_trace,
+    )
 
-    summary = load_summary(Path(trace).parent)
+    folder = Path(trace).parent
+    if (folder / SUMMARY_FILE).exists():
+        summary = load_summary(folder)
+    else:
+        summary = summary_from_trace(load_trace(trace), folder.name)
+        click.echo(f"no {SUMMARY_FILE} beside the trace: the report says what the trace shows")
     paths = render_report(trace, summary, Path(out_dir))
     for name, written in sorted(paths.items()):
         click.echo(f"{name}: {written}")

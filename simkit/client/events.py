@@ -15,7 +15,9 @@ EVENT_KINDS = (
     "policy.readonly",
     "sync.done",
     # simkit's own additions (docs/client.md):
+    "push.accepted",
     "push.rejected",
+    "record.applied",
     "record.restamped",
     "log.alarm",
     "device.approved",

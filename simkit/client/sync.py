@@ -160,6 +160,8 @@ def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> 
     for op in batch:
         record_id = op["recordId"]
         reason = rejected.get(record_id)
+        if reason is None:
+            device.emit("push.accepted", graph_id, recordId=record_id, rev=op["rev"])
         entry = device.store.get(f"queue:{sk}", record_id)
         if entry is None or entry["r"]["at"] != op["rev"]:
             continue  # rewritten while the push was in flight: the new version stays queued
@@ -306,6 +308,7 @@ async def _receive(device, graph_id: str, sk: str, op: dict):
         )  # fmt: skip
         return outcome
     _apply(device, graph_id, sk, outcome.record)
+    device.emit("record.applied", graph_id, recordId=op["recordId"], rev=op["rev"], seq=op["seq"])
     if outcome.device_id is not None:
         _possession_proof(device, roster[outcome.device_id])
         if outcome.record["kind"] == CHECKPOINT_KIND:

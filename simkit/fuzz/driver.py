@@ -32,7 +32,7 @@ class DriverError(SimkitError):
 
 class WorldDriver:
     def __init__(self, spec: WorldSpec, variant: Variant = HONEST) -> None:
-        self.world = World(spec, variant)
+        self.world = World(spec, variant, model_check=True)
         self.clock = self.world.clock
         self._ready = threading.Event()
         self._token = None

@@ -19,10 +19,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from simkit.errors import SimkitError
+from simkit.fuzz import rogue
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
 from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor, Violation
+from simkit.model.requests import requests
+from simkit.sim.clock import relay_time_ms
 from simkit.sim.forge import HOWS
 from simkit.sim.variant import HONEST, Variant
 
@@ -335,6 +338,20 @@ class WorldMachine(RuleBasedStateMachine):
         if chosen is not None:
             device, graph = chosen
             self.do(rule="forge", device=device, graph=graph, record=record, how=how)
+
+    @swarm("rogue")
+    @rule(data=st.data(), count=st.integers(1, 24))
+    def raw_requests(self, data, count):
+        """A client outside the fleet sends a burst of raw requests drawn from the whole
+        request space (``simkit.fuzz.rogue``), each aimed at the relay as the model sees
+        it after the one before; every answer is checked against the model."""
+        for _ in range(count):
+            check = self.world.model_check
+            if check is None:
+                return
+            now = relay_time_ms(self.world.now())
+            request = data.draw(requests(check.model, rogue.SPACE, now), label="request")
+            self.do(rule="rogue", request=rogue.encode(request))
 
     # -- the directory --------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ Groce et al. 2012: leaving rules out makes rare interleavings of the rest common
 import attrs
 from hypothesis import strategies as st
 
+from simkit.fuzz.rogue import ROGUE_GROUP, ROGUES
 from simkit.relay.limits import RateLimit
 from simkit.sim import spec as S
 from simkit.sim.network import NetworkProfile
@@ -99,7 +100,8 @@ class WorldParams:
         return S.WorldSpec(
             seed=self.seed,
             devices=MEMBERS,
-            groups={GROUP: tuple(MEMBERS)},
+            outsiders=tuple(ROGUES),
+            groups={GROUP: tuple(MEMBERS), ROGUE_GROUP: tuple(ROGUES)},
             capabilities={
                 (member, GROUP): tuple(CAPABILITIES[choice])
                 for member, choice in sorted(self.capabilities.items())

@@ -21,6 +21,7 @@ from simkit.errors import InputError
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
+from simkit.invariants.verdicts import first_violation, verdicts
 from simkit.sim.variant import HONEST, load_variant, ref_relative_to, ref_resolved_from
 
 
@@ -94,6 +95,17 @@ class Replay:
     failed_at: int | None  # step index, len(steps) for quiescence, None when nothing failed
     trace_hash: str
     world: object = attrs.field(eq=False, repr=False)
+    monitor: Monitor | None = attrs.field(default=None, eq=False, repr=False)
+
+    def where(self, repro: Reproducer) -> str:
+        """Where the run broke: after which step, before the first, or at quiescence."""
+        if self.failed_at is None:
+            return "nowhere"
+        if self.failed_at == len(repro.steps):
+            return "at quiescence"
+        if self.failed_at < 0:
+            return "before the first step"
+        return f"after step {self.failed_at}: {json.dumps(repro.steps[self.failed_at])}"
 
 
 def replay(repro: Reproducer) -> Replay:
@@ -101,19 +113,65 @@ def replay(repro: Reproducer) -> Replay:
     variant = load_variant(repro.variant, repro.origin) if repro.variant else HONEST
     monitor = Monitor(honest=repro.machine == "honest")
     driver = WorldDriver(repro.params.spec(), variant)
+
+    def stop(violations, failed_at: int) -> Replay:
+        world = driver.world
+        return Replay(tuple(violations), failed_at, world.trace.trace_hash(), world, monitor)
+
     try:
         violations = monitor.step(driver.world)
         for index, step in enumerate(repro.steps):
             if violations:
-                return Replay(
-                    tuple(violations), index - 1, driver.world.trace.trace_hash(), driver.world
-                )
+                return stop(violations, index - 1)
             apply_step(driver, step, index)
             violations = monitor.step(driver.world)
-        if not violations:
-            driver.run(driver.world.quiesce)
-            violations = monitor.final(driver.world)
-        failed_at = len(repro.steps) if violations else None
-        return Replay(tuple(violations), failed_at, driver.world.trace.trace_hash(), driver.world)
+        if violations:
+            return stop(violations, len(repro.steps) - 1)
+        driver.run(driver.world.quiesce)
+        violations = monitor.final(driver.world)
+        return stop(violations, len(repro.steps) if violations else None)
     finally:
         driver.close()
+
+
+def replay_summary(repro: Reproducer, result: Replay, name: str) -> dict:
+    """A replayed run as a report summary (docs/reports.md): the invariants as far as
+    the replay checked them, and the violation with the step it broke after."""
+    stopped = None
+    if result.failed_at is not None and result.failed_at < len(repro.steps):
+        stopped = (
+            "before the first step" if result.failed_at < 0 else f"after step {result.failed_at}"
+        )
+    checks = verdicts(result.monitor, result.violations, stopped=stopped)
+    reproduces = bool(result.violations) == bool(repro.violations)
+    summary = {
+        "scenario": name,
+        "description": (
+            f"Replay of a reproducer: the {repro.machine} machine"
+            + (f" with variant {repro.variant}" if repro.variant else "")
+            + f", {len(repro.steps)} steps, simkit {repro.simkit}."
+        ),
+        "seed": repro.params.seed,
+        "variant": repro.variant,
+        "passed": not result.violations,
+        "trace_hash": result.trace_hash,
+        "expectations": [
+            {
+                "name": "the recorded outcome reproduces",
+                "passed": reproduces,
+                "detail": f"recorded {len(repro.violations)} violation(s), "
+                f"replayed {len(result.violations)}",
+            }
+        ],
+        "invariants": [c.to_json() for c in checks],
+    }
+    first = first_violation(result.violations)
+    if first is not None:
+        step = result.failed_at
+        in_steps = step is not None and 0 <= step < len(repro.steps)
+        summary["violation"] = {
+            **first,
+            "step": step if in_steps else None,
+            "where": result.where(repro),
+        }
+    return summary

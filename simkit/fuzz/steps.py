@@ -12,6 +12,7 @@ import trio
 
 from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
 from simkit.errors import InputError, SimkitError
+from simkit.fuzz import rogue
 from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
@@ -177,11 +178,15 @@ def _blob_delete(driver, step, index) -> None:
     _blob_call(driver, step, call)
 
 
+def _rogue(driver, step, index) -> None:
+    driver.run(driver.world.send_raw, rogue.decode(step["request"]))
+
+
 def _sweep(driver, step, index) -> None:
     """The one external job that sweeps when the built-in sweeper is off (interval 0)."""
     world = driver.world
     if world.relay_up:
-        driver.do(world.relay.sweep)
+        driver.do(world.sweep)
 
 
 # -- the directory -------------------------------------------------------------------------
@@ -276,6 +281,7 @@ RULES = {
     "merge": _merge,
     "interrupt": _interrupt,
     "forge": _forge,
+    "rogue": _rogue,
     "link": _action(lambda s, now: S.LinkDevice(s["member"], s["device"], now)),
     "approve": _action(lambda s, now: S.Approve(s["by"], s["device"], now)),
     "reject": _action(lambda s, now: S.Reject(s["by"], s["device"], now)),

@@ -16,6 +16,7 @@ from simkit.invariants.epochs import Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
+from simkit.invariants.model import RelayModel
 from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
 
@@ -36,6 +37,7 @@ ALL = (
     BlobPolicies,
     Forgery,
     Paging,
+    RelayModel,
 )
 NAMES = tuple(cls.name for cls in ALL)
 
@@ -44,13 +46,23 @@ class Monitor:
     """The invariants that apply to a world: all of them with an honest relay; those
     that hold whatever the relay does with a malicious one."""
 
-    def __init__(self, honest: bool) -> None:
-        self.invariants = [cls() for cls in ALL if honest or not cls.honest_only]
+    def __init__(
+        self, honest: bool, only: tuple[str, ...] | None = None, observers: tuple = ()
+    ) -> None:
+        """``only``: just these invariants (a scenario's ``expect.invariants``);
+        ``observers``: more readers of every event (``observe(event)``), such as a
+        scenario's expectations."""
+        self.invariants = [
+            cls()
+            for cls in ALL
+            if (honest or not cls.honest_only) and (only is None or cls.name in only)
+        ]
         self._observers: dict[str, list[Invariant]] = {}
         for invariant in self.invariants:
             for key in invariant.observes:
                 self._observers.setdefault(key, []).append(invariant)
         self._read = 0
+        self._readers = observers
 
     @property
     def names(self) -> list[str]:
@@ -58,12 +70,16 @@ class Monitor:
 
     def _observe(self, world) -> list[Violation]:
         out = []
-        observers, coverage = self._observers, world.coverage
-        for event in world.trace.since(self._read):
-            coverage.observe(event)
+        observers, readers = self._observers, (world.coverage, *self._readers)
+        trace = world.trace
+        for event in trace.since(self._read):
+            for reader in readers:
+                reader.observe(event)
             for invariant in observers.get(event_key(event), ()):
                 out.extend(invariant.observe(world, event))
-        self._read = len(world.trace)
+        self._read = len(trace)
+        if trace.streaming:
+            trace.release(self._read)  # every reader has it; the file keeps it
         return out
 
     def step(self, world) -> list[Violation]:

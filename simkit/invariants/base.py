@@ -1,11 +1,21 @@
 """What every invariant shares: the violation it reports and the checker shape."""
 
+import datetime
 from collections.abc import Iterable
 
 import attrs
 
 from simkit.protocol.ids import graph_id_for
 from simkit.protocol.records import check_envelope, open_record
+
+
+def rev_text(rev: int | None) -> str:
+    """A record version as a person reads it: the writer's clock in UTC to the
+    millisecond, then the raw value the trace and the wire carry; None is "nothing"."""
+    if rev is None:
+        return "nothing"
+    moment = datetime.datetime.fromtimestamp(rev // 1000, datetime.UTC)
+    return f"{moment:%H:%M:%S}.{rev % 1000:03d} (rev {rev})"
 
 
 @attrs.frozen
@@ -107,7 +117,7 @@ def seen(record: dict | None) -> str:
     if record is None:
         return "nothing"
     what = "a tombstone" if record.get("deleted") else f"{record.get('kind')} {record.get('data')}"
-    return f"rev {record.get('at')} by {record.get('by')}: {what}"
+    return f"{rev_text(record.get('at'))} by {record.get('by')}: {what}"
 
 
 def can_write(world, device_id: str, storage_key: str) -> bool:

@@ -6,7 +6,7 @@ rev (two devices stamping the same instant), and a device that keeps the wrong o
 holds the right rev with the wrong content.
 """
 
-from simkit.invariants.base import Invariant, can_write, opened_row, seen, views
+from simkit.invariants.base import Invariant, can_write, opened_row, rev_text, seen, views
 from simkit.protocol.ids import storage_key
 
 
@@ -81,8 +81,9 @@ class LastWriteWins(Invariant):
                     out.append(
                         self.violation(
                             world,
-                            f"{rid} is stored at rev {row.rev} seq {row.seq}; the first "
-                            f"write of the highest rev is rev {expected[0]} seq {expected[1]}",
+                            f"{rid} is stored at {rev_text(row.rev)} seq {row.seq}; the first "
+                            f"write of the highest rev is {rev_text(expected[0])} "
+                            f"seq {expected[1]}",
                             graph=sk,
                             records=(rid,),
                         )
@@ -170,7 +171,7 @@ class NoLostWrite(Invariant):
                 continue
             yield self.violation(
                 world,
-                f"write #{seq} by {actor} ({rid} at rev {rev}) is missing on {device_id}, "
+                f"write #{seq} by {actor} ({rid} at {rev_text(rev)}) is missing on {device_id}, "
                 f"which holds {seen(held)}",
                 graph=sk,
                 devices=(actor, device_id),

@@ -1,6 +1,6 @@
 """seq-and-log: the relay's counter and its append-only log."""
 
-from simkit.invariants.base import Invariant
+from simkit.invariants.base import Invariant, rev_text
 
 
 class SeqAndLog(Invariant):
@@ -39,8 +39,8 @@ class SeqAndLog(Invariant):
                     out.append(
                         self.violation(
                             world,
-                            f"{rid} at rev {rev} is logged after rev {top_rev[rid]}: an LWW "
-                            "loser was logged",
+                            f"{rid} at {rev_text(rev)} is logged after "
+                            f"{rev_text(top_rev[rid])}: an LWW loser was logged",
                             graph=sk,
                             records=(rid,),
                         )

@@ -38,7 +38,7 @@ def describe(fields: dict) -> str:
     parts = [
         f"{key}={_value(value)}"
         for key, value in sorted(fields.items())
-        if key not in ("name", "what", "fault", "at") and value is not None and value != []
+        if key not in ("name", "what", "fault", "at") and value not in (None, [], (), {})
     ]
     text = " ".join(parts)
     return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
@@ -47,7 +47,7 @@ def describe(fields: dict) -> str:
 def _value(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # a tuple in memory is a list once saved
         return ",".join(_value(v) for v in value)
     if isinstance(value, dict):
         return ",".join(f"{k}:{_value(v)}" for k, v in sorted(value.items()))
@@ -93,25 +93,74 @@ class Moment:
         return (f"{self.t:.3f}", self.category, self.what, self.actor, self.detail)
 
 
-def moment(event: TraceEvent) -> Moment | None:
+CEREMONY_RESULTS = frozenset({"device.register", "graph.rotate", "device.revoke"})
+"""Relay events that show a ceremony took effect (a registration, a new epoch, a
+revocation): timeline rows, under ``setup`` while the world sets itself up."""
+
+
+def moment(event: TraceEvent, phase: "Phase") -> Moment | None:
     """The timeline row for an event, or None if it is routine or per-exchange."""
-    what = label(event)
+    what, f = label(event), event.fields
+    actor = event.actor
     if event.kind in ("fault", "crash"):
-        if (event.kind, what) in ECHOES or "xid" in event.fields:
+        if (event.kind, what) in ECHOES or "xid" in f:
             return None
-        if what in ADVERSARIAL or event.actor == "adversary":
+        if actor in phase.stolen and what in ("device-crash", "device-restart"):
+            category, what = "adversary", f"{what} (a thief runs it)"
+        elif actor in phase.revoked and what == "device-crash":
+            category, what = "revoked", "leaves the fleet"
+        elif what in ADVERSARIAL or actor == "adversary":
             category = "adversary"
         else:
-            category = "drain" if event.actor == "world" else event.kind
-    elif event.kind == "event" and event.actor == "schedule":
-        category = "ceremony"
+            category = "drain" if actor == "world" else event.kind
+    elif event.kind == "event" and actor == "schedule":
+        category = "setup" if phase.setting_up else "ceremony"
+    elif event.kind == "event" and what == "setup.done":
+        category = "setup"
+    elif event.kind == "event" and actor == RELAY and what in CEREMONY_RESULTS:
+        category = "setup" if phase.setting_up else "ceremony"
+        actor = f.get("device_id", actor)
     elif event.kind == "event" and what in ("log.alarm", "record.rejected"):
         category = "alarm" if what == "log.alarm" else "rejected"
     elif event.kind == "check" and what == "quiescence":
-        category = "settled" if event.fields.get("settled") else "not settled"
+        category = "settled" if f.get("settled") else "not settled"
     else:
         return None
-    return Moment(event.seq, event.t, category, event.actor, what, describe(event.fields))
+    return Moment(event.seq, event.t, category, actor, what, describe(f))
+
+
+@attrs.define
+class Phase:
+    """What the timeline needs to remember while reading: whether the world is still
+    setting up, and which devices were revoked or stolen (their crash is no fault)."""
+
+    setting_up: bool = True
+    revoked: dict[str, float] = attrs.Factory(dict)
+    stolen: set[str] = attrs.Factory(set)
+
+    def see(self, event: TraceEvent) -> None:
+        name = event.fields.get("name")
+        if event.actor == "world" and name == "setup.done":
+            self.setting_up = False
+        elif event.actor == "schedule" and name in ("Revoke", "Steal"):
+            self.revoked.setdefault(event.fields["device"], event.t)
+            if name == "Steal":
+                self.stolen.add(event.fields["device"])
+
+
+def _moments(events: tuple[TraceEvent, ...]) -> tuple[tuple[Moment, ...], Phase]:
+    phase = Phase(setting_up=any(_is_setup_done(e) for e in events))
+    out = []
+    for e in events:
+        phase.see(e)
+        m = moment(e, phase)
+        if m is not None:
+            out.append(m)
+    return tuple(out), phase
+
+
+def _is_setup_done(e: TraceEvent) -> bool:
+    return e.kind == "event" and e.actor == "world" and e.fields.get("name") == "setup.done"
 
 
 @attrs.frozen
@@ -127,7 +176,8 @@ class Span:
 @attrs.frozen
 class Convergence:
     """``faults_end``: when the last fault stopped acting (None: no fault);
-    ``converged``: the first lag sample from which every later one is 0;
+    ``converged``: the first lag sample from which every later one is 0 (it may come
+    before ``faults_end``: a last fault that did not disturb the devices' lag);
     ``settled``: when the world's quiescence check found it settled;
     ``sampled``: whether the trace has lag samples at all."""
 
@@ -135,6 +185,7 @@ class Convergence:
     converged: float | None
     settled: float | None
     sampled: bool
+    writes_end: float | None = None  # the last application write (lag follows writes)
 
     def sentence(self) -> str:
         settled = (
@@ -148,10 +199,22 @@ class Convergence:
             return f"Cursor lag never returned to 0 for good; {settled}."
         if self.faults_end is None:
             return f"No fault was injected; lag was 0 from {self.converged:.1f} s; {settled}."
+        if self.converged < self.faults_end:
+            return (
+                f"Every device's lag was already 0 when the last fault ended at "
+                f"{self.faults_end:.1f} s (0 from {self.converged:.1f} s on; samples every "
+                f"10 s); {settled}."
+            )
         took = self.converged - self.faults_end
+        writes = (
+            f"; the workload wrote until {self.writes_end:.1f} s"
+            if self.writes_end is not None and self.writes_end > self.faults_end
+            else ""
+        )
         return (
             f"Converged {took:.1f} s after the last fault ended at {self.faults_end:.1f} s "
-            f"(every device's lag 0 from {self.converged:.1f} s; samples every 10 s); {settled}."
+            f"(every device's lag 0 from {self.converged:.1f} s{writes}; samples every 10 s); "
+            f"{settled}."
         )
 
 
@@ -181,6 +244,7 @@ class Story:
     rejections: dict[str, list[float]]  # device -> times
     convergence: Convergence
     focus: Focus
+    revoked: dict[str, float] = attrs.Factory(dict)  # device -> when it was revoked
 
     @property
     def timeline(self) -> list[Moment]:
@@ -205,8 +269,8 @@ class Story:
 def read(trace: Trace, summary: dict) -> Story:
     events = tuple(trace)
     end = events[-1].t if events else 0.0
-    moments = tuple(m for m in map(moment, events) if m is not None)
-    spans = _spans(events, end)
+    moments, phase = _moments(events)
+    spans = _spans(events, end, phase)
     lags = _lags(events)
     return Story(
         events=events,
@@ -217,8 +281,9 @@ def read(trace: Trace, summary: dict) -> Story:
         spans=spans,
         lags=lags,
         rejections=_rejections(moments),
-        convergence=_convergence(moments, spans, lags),
+        convergence=_convergence(moments, spans, lags, events),
         focus=_focus(events, moments, summary),
+        revoked=dict(sorted(phase.revoked.items())),
     )
 
 
@@ -248,9 +313,11 @@ def _exchanges(events: tuple[TraceEvent, ...]) -> tuple[Exchange, ...]:
     return tuple(found)
 
 
-def _spans(events: tuple[TraceEvent, ...], end: float) -> tuple[Span, ...]:
+def _spans(events: tuple[TraceEvent, ...], end: float, phase: Phase) -> tuple[Span, ...]:
     """Partitions (partition .. heal), crashes (crash .. restart), error windows and
-    adversary modes (switch-on .. switch-off), each still open at the end closed there."""
+    adversary modes (switch-on .. switch-off), each still open at the end closed there.
+    A revoked device is ``revoked`` from the moment it leaves the fleet (no fault: it
+    is gone on purpose); a stolen one runs under the adversary from the theft on."""
     spans: list[Span] = []
     open_: dict[tuple[str, str], float] = {}
 
@@ -267,17 +334,29 @@ def _spans(events: tuple[TraceEvent, ...], end: float) -> tuple[Span, ...]:
         what, f = label(e), e.fields
         if e.actor == NETWORK and what in ("partition", "heal"):
             (start if what == "partition" else stop)("partitioned", f["devices"], e.t)
+        elif e.actor in phase.stolen and what in ("device-crash", "device-restart"):
+            continue
+        elif e.actor in phase.revoked and what == "device-crash" and e.t >= phase.revoked[e.actor]:
+            start("revoked", [e.actor], e.t)
         elif what in ("device-crash", "device-restart", "relay-crash", "relay-restart"):
             (start if what.endswith("crash") else stop)("down", [e.actor], e.t)
         elif what == "error-window" and f["until"] > e.t:
             spans.append(Span(RELAY, e.t, min(f["until"], end), "error window"))
         elif e.actor == "schedule" and what == "Adversary":
             start(f"adversary: {f['mode']}", f.get("targets") or [RELAY], e.t)
+        elif e.actor == "schedule" and what == "Steal":
+            start("adversary: stolen", [f["device"]], e.t)
         elif e.actor == "adversary" and what == "switch-off":
             kind = f"adversary: {f['mode']}"
             stop(kind, sorted(row for k, row in open_ if k == kind), e.t)
     spans += [Span(row, t, end, kind) for (kind, row), t in sorted(open_.items())]
     return tuple(sorted(spans, key=lambda s: (s.start, s.row, s.kind)))
+
+
+def is_fault(span: Span) -> bool:
+    """Whether a span counts as a fault for convergence: not an adversary mode (most
+    run to the end; their switches count instead) and not a revocation."""
+    return not span.kind.startswith("adversary") and span.kind != "revoked"
 
 
 def _lags(events: tuple[TraceEvent, ...]) -> dict[str, dict[str, list[tuple[float, int]]]]:
@@ -298,42 +377,54 @@ def _rejections(moments: tuple[Moment, ...]) -> dict[str, list[float]]:
 
 
 def worst_lag(lags: dict[str, dict[str, list[tuple[float, int]]]]) -> list[tuple[float, int]]:
-    """The largest lag of any device in any graph, per sample time."""
+    """Per sample time, the lag farthest from 0 of any device in any graph (a negative
+    lag, a device past the relay's counter, is as far from converged as a positive one)."""
     worst: dict[float, int] = {}
     for per_device in lags.values():
         for samples in per_device.values():
             for t, lag in samples:
-                worst[t] = max(worst.get(t, 0), lag)
+                if abs(lag) > abs(worst.get(t, 0)) or (lag > 0 and lag == -worst.get(t, 0)):
+                    worst[t] = lag
+                else:
+                    worst.setdefault(t, 0)
     return sorted(worst.items())
 
 
-def _convergence(moments, spans, lags) -> Convergence:
+def _convergence(moments, spans, lags, events) -> Convergence:
     """Faults end when the last disruption span closes or the last scheduled fault or
     adversary action happens. An adversary mode's span does not count (most are never
-    switched off); its switch-on and any switch-off do."""
-    ends = [s.end for s in spans if not s.kind.startswith("adversary")]
+    switched off; its switch-on and any switch-off do), nor does a revocation (the
+    device is gone on purpose, not disrupted)."""
+    ends = [s.end for s in spans if is_fault(s)]
     ends += [m.t for m in moments if m.category in ("fault", "adversary")]
     faults_end = max(ends) if ends else None
     converged = None
     samples = worst_lag(lags)
     for t, lag in reversed(samples):
-        if lag or (faults_end is not None and t < faults_end):
+        if lag:
             break
         converged = t
     settled = next((m.t for m in moments if m.category == "settled"), None)
-    return Convergence(faults_end, converged, settled, bool(samples))
+    writes = [e.t for e in events if e.kind == "event" and e.fields.get("name") == "app.write"]
+    return Convergence(faults_end, converged, settled, bool(samples), max(writes, default=None))
 
 
 _TRACE_SEQ = re.compile(r"trace#(\d+)")
 
 
 def _focus(events: tuple[TraceEvent, ...], moments: tuple[Moment, ...], summary: dict) -> Focus:
-    """The first violation that names a trace position (``trace#N``, as simkit's
-    Violation prints it), else the first log alarm, else the first timeline moment
-    that is not routine, else the middle of the run."""
+    """The summary's first violation, else the first violation that names a trace
+    position (``trace#N``, as simkit's Violation prints it), else the first log
+    alarm, else the first timeline moment that is not routine (nor setup), else the
+    middle of the run."""
     if not events:
         return Focus(0, 0.0, "sample", "an empty trace")
     last = len(events) - 1
+    first = summary.get("violation")
+    if first is not None and isinstance(first.get("trace_seq"), int):
+        seq = min(first["trace_seq"], last)
+        text = f"the first violation of {first['invariant']}"
+        return Focus(seq, events[seq].t, "violation", text, first["text"])
     seen = [
         (int(match.group(1)), inv["name"], text)
         for inv in summary["invariants"]
@@ -348,7 +439,7 @@ def _focus(events: tuple[TraceEvent, ...], moments: tuple[Moment, ...], summary:
     alarm = next((m for m in moments if m.category == "alarm"), None)
     if alarm is not None:
         return Focus(alarm.seq, alarm.t, "alarm", f"the first log.alarm ({alarm.actor})")
-    first = next((m for m in moments if m.category not in ("drain", "settled")), None)
+    first = next((m for m in moments if m.category not in ("drain", "settled", "setup")), None)
     if first is not None:
         return Focus(first.seq, first.t, "sample", f"the first {first.category}: {first.what}")
     middle = events[last // 2]

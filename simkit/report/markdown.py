@@ -3,13 +3,25 @@ reading on a code-hosting site without opening anything else."""
 
 import re
 
+import attrs
+
 from simkit.report.data import WINDOW_AFTER, WINDOW_BEFORE, Story
+from simkit.report.history import centred_on_cause, evidence, latencies, operations
 from simkit.report.mermaid import sequence_diagram
-from simkit.report.tables import Table, summary_tables, timeline_table, violation_lists
+from simkit.report.tables import (
+    Table,
+    evidence_table,
+    history_table,
+    summary_tables,
+    timeline_table,
+    violation_lists,
+    violation_sentences,
+)
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 FILES_NOTE = [
-    "- `report.html`: this summary with plots of lag, convergence, rejections and alarms.",
+    "- `report.html`: this summary with the sequence diagram, plots of lag, convergence, "
+    "write latency, availability, rejections and alarms, and the whole per-operation history.",
     "- `trace.jsonl`: the full trace, one event per line.",
     "- `trace.perfetto.json`: the trace for Perfetto or chrome://tracing.",
     "- `summary.json`: the run summary; `simkit report` re-renders this folder from it.",
@@ -21,8 +33,8 @@ def md(value: object) -> str:
     return _SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
 
 
-def table(t: Table) -> list[str]:
-    lines = [f"## {t.heading}", ""] if t.heading else []
+def table(t: Table, level: int = 2) -> list[str]:
+    lines = [f"{'#' * level} {t.heading}", ""] if t.heading else []
     lines += [md(t.note), ""] if t.note else []
     lines += ["| " + " | ".join(t.header) + " |", "|" + "---|" * len(t.header)]
     lines += ["| " + " | ".join(md(cell) for cell in row) + " |" for row in t.rows]
@@ -48,6 +60,21 @@ def markdown(story: Story, summary: dict) -> str:
         lines += [f"<details><summary>{md(name)}: violations</summary>", ""]
         lines += [f"- {md(v)}" for v in found]
         lines += ["", "</details>", ""]
+    ops = operations(story)
+    violation = summary.get("violation")
+    if violation:
+        found = evidence(story, ops, violation)
+        story = centred_on_cause(story, found)
+        what, *rest = violation_sentences(summary)
+        lines += ["## Violation", "", f"**{md(what)}**", ""]
+        lines += [line for sentence in rest for line in (md(sentence), "")]
+        lines += table(evidence_table(found), level=3)
+    history = history_table(story, ops, latencies(ops), violation)
+    named = [row for i, row in enumerate(history.rows) if i in history.marked]
+    lines += ["## Per-operation history", "", md(history.note), ""]
+    if named:
+        lines += table(attrs.evolve(history, heading="", note="", rows=named))
+    lines += ["The whole history, one row per write, is in report.html.", ""]
     lines += ["## Sequence", "", md(window_sentence(story)), ""]
     lines += ["```mermaid", sequence_diagram(story), "```", ""]
     lines += table(timeline_table(story))

@@ -1,4 +1,4 @@
-"""The Mermaid sequence diagram of the window that matters (``data.window``): the
+"""The sequence diagram's rows (``sequence.rows``) as Mermaid, for report.md: the
 relay and the devices as participants, requests and responses as arrows, and
 faults, crashes, alarms and rejections as notes, in trace order. The focus (the
 first violation or alarm) is highlighted.
@@ -10,7 +10,8 @@ Text is escaped with Mermaid's entity codes (``#35;`` for ``#``): a raw ``#`` or
 import re
 import textwrap
 
-from simkit.report.data import RELAY, Story, label, window
+from simkit.report.data import RELAY, Story
+from simkit.report.sequence import rows
 
 _ENTITIES = str.maketrans({c: f"#{ord(c)};" for c in '#;<>&%"{}'})
 _KEYWORDS = frozenset(
@@ -38,43 +39,21 @@ def _ident(name: str) -> str:
 
 
 def sequence_diagram(story: Story) -> str:
-    chosen, lo, hi = window(story)
-    by_seq = {x.seq: x for x in chosen}
-    by_end = {x.end_seq: x for x in chosen if x.end_seq is not None}
-    by_key = {(x.device, x.xid): x for x in chosen}
-    moments = {m.seq: m for m in story.moments}
-    focus = story.focus
     body: list[tuple[str, str]] = []  # (the participant a line is about, the line)
-
-    def note(over: str, line: str, highlight: bool = False) -> None:
-        lines = textwrap.wrap(
-            text(line), NOTE_CHARS, break_long_words=False, break_on_hyphens=False
-        )
-        entry = (over, f"Note over {{{over}}}: {'<br/>'.join(lines)}")
-        body.extend([("", f"rect {HIGHLIGHT}"), entry, ("", "end")] if highlight else [entry])
-
-    for e in story.events[lo : hi + 1]:
-        stamp = f"[{e.t:.3f}]"
-        key = (e.fields.get("device", e.actor), e.fields.get("xid"))
-        if e.seq in by_seq:
-            x = by_seq[e.seq]
-            body.append(
-                (x.device, f"{{{x.device}}}->>{{relay}}: {text(f'{stamp} {x.method} {x.path}')}")
+    for row in rows(story):
+        if row.kind == "request":
+            body.append((row.who, f"{{{row.who}}}->>{{relay}}: {text(row.stamped)}"))
+        elif row.kind == "response":
+            arrow = "--x" if row.failed else "-->>"
+            body.append((row.who, f"{{relay}}{arrow}{{{row.who}}}: {text(row.stamped)}"))
+        else:
+            lines = textwrap.wrap(
+                text(row.stamped), NOTE_CHARS, break_long_words=False, break_on_hyphens=False
             )
-        elif e.kind == "response" and e.seq in by_end:
-            x = by_end[e.seq]
-            arrow = "-->>" if x.status < 400 else "--x"
-            line = text(f"{stamp} {x.status}, {e.fields.get('size')} bytes")
-            body.append((x.device, f"{{relay}}{arrow}{{{x.device}}}: {line}"))
-        elif e.kind == "fault" and key in by_key:
-            x = by_key[key]
-            note(x.device, f"{stamp} {label(e)}: {x.method} {x.path}")
-        elif e.seq in moments:
-            m = moments[e.seq]
-            line = f"{stamp} {m.category}: {m.what} {m.actor} {m.detail}"
-            note(m.actor, line, highlight=e.seq == focus.seq and focus.kind != "violation")
-        if e.seq == focus.seq and focus.kind == "violation":
-            note("*", f"{stamp} {focus.text}: {focus.violation}", highlight=True)
+            entry = (row.who, f"Note over {{{row.who}}}: {'<br/>'.join(lines)}")
+            body.extend(
+                [("", f"rect {HIGHLIGHT}"), entry, ("", "end")] if row.highlight else [entry]
+            )
     return _render(story, body)
 
 

@@ -8,11 +8,20 @@ lag samples are counters ("C"), one counter track per graph.
 A device can have exchanges in flight at once (a blob upload beside a sync), and
 slices on one track must nest, so an exchange that overlaps an open one goes on an
 extra track for that device, labelled "<device> (2)", sorted right after it.
+
+Disruptions are spans, not instants: partitions, crashes, error windows, adversary
+modes and revocations are slices on a "<row> faults" track under their device (or
+the relay). Flow arrows ("s" and "f" events, Perfetto's v1 flows) join each request
+to the relay's delivery of it and that delivery to the response, and each write's
+``push.accepted`` to every ``record.applied`` that delivered it to another device.
+A flow event binds to the slice last opened on its track, so each is written right
+after the slice or instant it starts or ends at.
 """
 
 import json
 
-from simkit.report.data import Exchange, Story, label
+from simkit.report.data import Exchange, Span, Story, label
+from simkit.report.history import operations
 
 PID = 1
 
@@ -21,29 +30,48 @@ def _us(t: float) -> int:
     return round(t * 1_000_000)
 
 
-def _lanes(story: Story) -> dict[tuple[str, int], int]:
-    """Each exchange's (device, xid) -> its lane (0 = the device's own track)."""
-    lane_of: dict[tuple[str, int], int] = {}
+def _lanes(intervals: list[tuple[str, object, float, float]]) -> dict[tuple[str, object], int]:
+    """(row, key) -> lane: the first lane of the row free at the interval's start."""
+    lane_of: dict[tuple[str, object], int] = {}
     busy_until: dict[str, list[float]] = {}
-    for x in story.exchanges:
-        lanes = busy_until.setdefault(x.device, [])
-        end = x.start if x.end is None else x.end
-        lane = next((i for i, until in enumerate(lanes) if until <= x.start), len(lanes))
+    for row, key, start, end in intervals:
+        lanes = busy_until.setdefault(row, [])
+        lane = next((i for i, until in enumerate(lanes) if until <= start), len(lanes))
         if lane == len(lanes):
             lanes.append(end)
         else:
             lanes[lane] = end
-        lane_of[x.device, x.xid] = lane
+        lane_of[row, key] = lane
     return lane_of
 
 
-def _tracks(story: Story, lane_of: dict[tuple[str, int], int]) -> dict[tuple[str, int], str]:
-    """(actor, lane) -> track name, in display order."""
-    lanes = {(x.device, lane_of[x.device, x.xid]) for x in story.exchanges}
-    lanes |= {(device, 0) for device in story.devices}
+def _exchange_lanes(story: Story) -> dict[tuple[str, object], int]:
+    return _lanes(
+        [(x.device, x.xid, x.start, x.start if x.end is None else x.end) for x in story.exchanges]
+    )
+
+
+def _span_lanes(story: Story) -> dict[tuple[str, object], int]:
+    return _lanes([(s.row, i, s.start, s.end) for i, s in enumerate(story.spans)])
+
+
+def _tracks(story: Story, exchange_lane, span_lane) -> dict[tuple[str, str, int], str]:
+    """(actor, "" or "faults", lane) -> track name, in display order: each device's
+    exchange lanes then its faults lanes, then the other actors (the relay's faults
+    after the relay)."""
+    keys = {(d, "", lane) for (d, _), lane in exchange_lane.items()}
+    keys |= {(d, "", 0) for d in story.devices}
+    keys |= {(row, "faults", lane) for (row, _), lane in span_lane.items()}
     others = sorted({e.actor for e in story.events} - set(story.devices))
-    ordered = sorted(lanes) + [(actor, 0) for actor in others]
-    return {key: key[0] if key[1] == 0 else f"{key[0]} ({key[1] + 1})" for key in ordered}
+    keys |= {(actor, "", 0) for actor in others}
+    order = {d: i for i, d in enumerate([*story.devices, *others])}
+    ordered = sorted(keys, key=lambda k: (order.get(k[0], len(order)), k[0], k[1], k[2]))
+    return {key: _track_name(*key) for key in ordered}
+
+
+def _track_name(actor: str, kind: str, lane: int) -> str:
+    name = f"{actor} faults" if kind else actor
+    return name if lane == 0 else f"{name} ({lane + 1})"
 
 
 def _slice(x: Exchange, tid: int) -> dict:
@@ -63,9 +91,61 @@ def _slice(x: Exchange, tid: int) -> dict:
     }
 
 
+def _span(s: Span, tid: int) -> dict:
+    return {
+        "name": s.kind,
+        "cat": "fault",
+        "ph": "X",
+        "ts": _us(s.start),
+        "dur": _us(s.end) - _us(s.start),
+        "pid": PID,
+        "tid": tid,
+        "args": {"row": s.row, "from_s": s.start, "until_s": s.end},
+    }
+
+
+def _flow(phase: str, name: str, ident: int, t: float, tid: int) -> dict:
+    event = {"name": name, "cat": "flow", "ph": phase, "id": ident, "ts": _us(t), "pid": PID}
+    event["tid"] = tid
+    if phase == "f":
+        event["bp"] = "e"  # bind to the slice it lands in, not the next one
+    return event
+
+
+def _flows(story: Story) -> dict[int, list[tuple[str, str, int]]]:
+    """Trace position -> the flow ends to write right after that event's slice:
+    (phase, name, id). Ids: 2n and 2n+1 for exchange n's two hops, then one per write."""
+    after: dict[int, list[tuple[str, str, int]]] = {}
+    index = {(x.device, x.xid): n for n, x in enumerate(story.exchanges)}
+    for n, x in enumerate(story.exchanges):
+        after.setdefault(x.seq, []).append(("s", "request", 2 * n))
+    for e in story.events:
+        n = (
+            index.get((e.fields.get("device"), e.fields.get("xid")))
+            if e.kind == "delivery"
+            else None
+        )
+        if n is None or e.actor != "relay":
+            continue
+        after.setdefault(e.seq, []).append(("f", "request", 2 * n))
+        x = story.exchanges[n]
+        if not e.fields.get("duplicate") and x.end_seq is not None and x.status is not None:
+            after[e.seq].append(("s", "response", 2 * n + 1))
+            after.setdefault(x.end_seq, []).append(("f", "response", 2 * n + 1))
+    first = 2 * len(story.exchanges)
+    for i, op in enumerate(operations(story)):
+        applied = [d for d in op.deliveries if d.refused is None and not d.newer]
+        if op.ack_seq is None or not applied:
+            continue
+        after.setdefault(op.ack_seq, []).append(("s", "delivered", first + i))
+        for d in applied:
+            after.setdefault(d.seq, []).append(("f", "delivered", first + i))
+    return after
+
+
 def perfetto_json(story: Story, title: str) -> bytes:
-    lane_of = _lanes(story)
-    tracks = _tracks(story, lane_of)
+    exchange_lane, span_lane = _exchange_lanes(story), _span_lanes(story)
+    tracks = _tracks(story, exchange_lane, span_lane)
     tid = {key: i for i, key in enumerate(tracks, start=1)}
     out: list[dict] = [
         {"name": "process_name", "ph": "M", "pid": PID, "args": {"name": title}},
@@ -74,18 +154,27 @@ def perfetto_json(story: Story, title: str) -> bytes:
         meta = {"pid": PID, "tid": tid[key], "ph": "M"}
         out.append({**meta, "name": "thread_name", "args": {"name": name}})
         out.append({**meta, "name": "thread_sort_index", "args": {"sort_index": tid[key]}})
+    for i, s in enumerate(story.spans):
+        out.append(_span(s, tid[s.row, "faults", span_lane[s.row, i]]))
     exchanges = {x.seq: x for x in story.exchanges}
-    ended = {x.end_seq for x in story.exchanges if x.end_seq is not None}
+    ended = {x.end_seq: x for x in story.exchanges if x.end_seq is not None}
+    flows = _flows(story)
     for e in story.events:
         if e.seq in exchanges:
             x = exchanges[e.seq]
-            out.append(_slice(x, tid[x.device, lane_of[x.device, x.xid]]))
+            track = tid[x.device, "", exchange_lane[x.device, x.xid]]
+            out.append(_slice(x, track))
         elif e.kind == "check" and e.fields.get("what") == "lag":
             name = f"cursor lag {e.fields['graph']}"
             out.append(
                 {"name": name, "ph": "C", "ts": _us(e.t), "pid": PID, "args": e.fields["lags"]}
             )
-        elif e.seq not in ended:
+            continue
+        elif e.seq in ended:
+            x = ended[e.seq]
+            track = tid[x.device, "", exchange_lane[x.device, x.xid]]
+        else:
+            track = tid[e.actor, "", 0]
             out.append(
                 {
                     "name": label(e),
@@ -94,9 +183,12 @@ def perfetto_json(story: Story, title: str) -> bytes:
                     "s": "t",
                     "ts": _us(e.t),
                     "pid": PID,
-                    "tid": tid[e.actor, 0],
+                    "tid": track,
                     "args": e.fields,
                 }
             )
+        out += [
+            _flow(phase, name, ident, e.t, track) for phase, name, ident in flows.get(e.seq, ())
+        ]
     lines = ",\n".join(json.dumps(event, sort_keys=True) for event in out)
     return ('{"displayTimeUnit": "ms", "traceEvents": [\n' + lines + "\n]}\n").encode()

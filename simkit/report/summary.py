@@ -11,16 +11,18 @@ SUMMARY_FILE = "summary.json"
 _FIELDS = {
     "scenario": str,
     "description": str,
-    "seed": int,
-    "passed": bool,
+    "seed": int | None,  # None: not known (a trace rendered without its summary)
+    "passed": bool | None,  # None: not judged
     "trace_hash": str,
     "expectations": list,
     "invariants": list,
 }
 _ITEMS = {
     "expectations": {"name": str, "passed": bool, "detail": str},
-    "invariants": {"name": str, "passed": bool, "violations": list},
+    "invariants": {"name": str, "passed": bool | None, "violations": list},
 }
+_OPTIONAL = {"variant": str | None, "violation": dict}
+_VIOLATION = {"invariant": str, "detail": str, "text": str}
 
 
 class ReportError(InputError):
@@ -28,25 +30,35 @@ class ReportError(InputError):
 
 
 def check_summary(summary: object, source: str = "summary") -> dict:
-    """The summary, if it has every key the report reads, with the right types."""
+    """The summary, if it has every key the report reads, with the right types.
+
+    An invariant's ``passed`` is None when it was not checked; ``violation`` (the
+    first one, with its graph, devices, records and trace position) is optional."""
     _check(summary, _FIELDS, source)
+    _check(summary, _OPTIONAL, source, optional=True)
     for key, fields in _ITEMS.items():
         for i, item in enumerate(summary[key]):
             _check(item, fields, f"{source}: {key}[{i}]")
     for i, inv in enumerate(summary["invariants"]):
         if not all(isinstance(v, str) for v in inv["violations"]):
             raise ReportError(f"{source}: invariants[{i}].violations must be strings")
+    if "violation" in summary:
+        _check(summary["violation"], _VIOLATION, f"{source}: violation")
     return summary
 
 
-def _check(value: object, fields: dict[str, type], where: str) -> None:
+def _check(value: object, fields: dict, where: str, optional: bool = False) -> None:
     if not isinstance(value, dict):
         raise ReportError(f"{where}: expected an object, got {type(value).__name__}")
     for key, kind in fields.items():
         if key not in value:
+            if optional:
+                continue
             raise ReportError(f"{where}: missing key {key!r}")
-        if not isinstance(value[key], kind) or (kind is int and isinstance(value[key], bool)):
-            raise ReportError(f"{where}: {key!r} must be {kind.__name__}")
+        kinds = getattr(kind, "__args__", (kind,))
+        if not isinstance(value[key], kind) or (isinstance(value[key], bool) and bool not in kinds):
+            names = ("null" if k is type(None) else k.__name__ for k in kinds)
+            raise ReportError(f"{where}: {key!r} must be {' or '.join(names)}")
 
 
 def summary_bytes(summary: dict) -> bytes:
@@ -63,3 +75,35 @@ def load_summary(directory: str | Path) -> dict:
     except ValueError as exc:
         raise ReportError(f"{path}: not JSON ({exc})") from None
     return check_summary(data, str(path))
+
+
+def summary_from_trace(trace, name: str) -> dict:
+    """A summary for a trace saved without its own: only what the trace records (its
+    hash, and the violations the world noted in it), no expectations, and no verdict
+    unless a violation is recorded: nothing it cannot know is claimed."""
+    from simkit.invariants import Violation
+
+    found: dict[str, list[str]] = {}
+    first = None
+    for event in trace:
+        if event.kind == "check" and event.fields.get("what") == "violation":
+            fields = {k: v for k, v in event.fields.items() if k != "what"}
+            violation = Violation(**fields)
+            found.setdefault(violation.invariant, []).append(str(violation))
+            if first is None:
+                first = {**violation.to_json(), "text": str(violation)}
+    summary = {
+        "scenario": name,
+        "description": "Rendered from the trace alone: no summary.json was found beside it.",
+        "seed": None,
+        "passed": False if found else None,
+        "trace_hash": trace.trace_hash(),
+        "expectations": [],
+        "invariants": [
+            {"name": inv, "passed": False, "violations": texts, "note": ""}
+            for inv, texts in sorted(found.items())
+        ],
+    }
+    if first is not None:
+        summary["violation"] = first
+    return summary

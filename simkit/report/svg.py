@@ -62,11 +62,12 @@ class Frame:
     height: float
     x_range: tuple[float, float]
     y_range: tuple[float, float] = (0.0, 1.0)
+    log_y: bool = False  # y_range then holds powers of ten (0.01, 100)
 
     @classmethod
-    def below_legend(cls, height: float, x_range, y_range=(0.0, 1.0)) -> "Frame":
+    def below_legend(cls, height: float, x_range, y_range=(0.0, 1.0), log_y=False) -> "Frame":
         width = WIDTH - MARGIN_LEFT - MARGIN_RIGHT
-        return cls(MARGIN_LEFT, MARGIN_TOP, width, height, x_range, y_range)
+        return cls(MARGIN_LEFT, MARGIN_TOP, width, height, x_range, y_range, log_y)
 
     @property
     def bottom(self) -> float:
@@ -86,6 +87,9 @@ class Frame:
 
     def y(self, v: float) -> float:
         lo, hi = self.y_range
+        if self.log_y:
+            v = math.log10(min(max(v, lo), hi))
+            lo, hi = math.log10(lo), math.log10(hi)
         return self.bottom - (v - lo) / ((hi - lo) or 1) * self.height
 
 
@@ -146,10 +150,15 @@ def x_axis(frame: Frame, title: str) -> list[str]:
 
 
 def y_axis(frame: Frame, title: str) -> list[str]:
-    """Horizontal grid lines, whole-number tick labels (every y axis counts
-    something) and the rotated axis title on the left."""
+    """Horizontal grid lines, tick labels (whole numbers: a linear y axis counts
+    something; powers of ten on a log axis) and the rotated axis title on the left."""
     parts = []
-    for v in ticks(*frame.y_range, count=5, least=1):
+    if frame.log_y:
+        lo, hi = (round(math.log10(v)) for v in frame.y_range)
+        values = [10.0**p for p in range(lo, hi + 1)]
+    else:
+        values = ticks(*frame.y_range, count=5, least=1)
+    for v in values:
         y = frame.y(v)
         parts.append(line(frame.left, y, frame.right, y, class_="grid"))
         parts.append(label(frame.left - 6, y + 4, num(v), "end"))
@@ -237,10 +246,36 @@ def vline(frame: Frame, t: float, colour: str, dash: str, text: str) -> str:
     )
 
 
+def scatter(
+    frame: Frame, points: list[tuple[float, float, str]], colour: str, hollow: bool = False
+) -> str:
+    """Dots (``x``, ``y``, hover text), filled or as rings."""
+    fill = "none" if hollow else colour
+    dots = [
+        element(
+            "circle",
+            tip(text),
+            cx=frame.x(x),
+            cy=frame.y(y),
+            r=3.0,
+            fill=fill,
+            stroke=colour,
+            stroke_width=1.2,
+        )
+        for x, y, text in points
+    ]
+    return element("g", "".join(dots))
+
+
 SHAPES = {
     "diamond": "M0,-7 L7,0 L0,7 L-7,0 Z",
     "triangle": "M0,-6 L6,5 L-6,5 Z",
     "tick": "M-1.5,-8 L1.5,-8 L1.5,8 L-1.5,8 Z",
+    "cross": "M-5,-3.5 L-3.5,-5 L0,-1.5 L3.5,-5 L5,-3.5 L1.5,0 L5,3.5 L3.5,5 L0,1.5 L-3.5,5 "
+    "L-5,3.5 L-1.5,0 Z",
+    "dot": "M-3,0 A3,3 0 1,0 3,0 A3,3 0 1,0 -3,0 Z",
+    "ring": "M-4,0 A4,4 0 1,0 4,0 A4,4 0 1,0 -4,0 Z M-2.5,0 A2.5,2.5 0 1,1 2.5,0 "
+    "A2.5,2.5 0 1,1 -2.5,0 Z",
 }
 
 

@@ -4,12 +4,15 @@ differ in how they escape and mark them up."""
 import attrs
 
 from simkit.report.data import Story
+from simkit.report.history import Evidence, Latencies, Operation
 
 MAX_VIOLATIONS = 20  # listed per invariant in a report; summary.json keeps them all
 TIMELINE_NOTE = (
-    "Faults, adversary actions, crashes, ceremonies, alarms and rejections (each device's "
-    "first, with its count), in virtual time."
+    "Setup, faults, adversary actions, crashes, ceremonies (and the relay events that show "
+    "they took effect), revocations, alarms and rejections (each device's first, with its "
+    "count), in virtual time."
 )
+MAX_HISTORY = 500  # writes listed in report.html; those a violation names always are
 
 
 @attrs.frozen
@@ -19,32 +22,54 @@ class Table:
     header: tuple[str, ...]
     rows: list[tuple[str, ...]]
     verdicts: bool = False  # the first column says pass or fail
+    anchors: str = ""  # rows get the id "<anchors>-<N>" from a first cell "#N"
+    marked: frozenset[int] = frozenset()  # row indexes to highlight
 
 
-def verdict(passed: bool) -> str:
-    return "✓ pass" if passed else "✗ FAIL"
+VERDICTS = {True: "✓ pass", False: "✗ FAIL", None: "– not checked"}
+
+
+def verdict(passed: bool | None) -> str:
+    """A result cell: pass, FAIL, or not checked (never a pass for what did not run)."""
+    return VERDICTS[passed]
 
 
 def summary_tables(story: Story, summary: dict) -> list[Table]:
     """The run at a glance, then its expectations and invariants."""
+    result = (
+        verdict(summary["passed"])
+        if summary["passed"] is not None
+        else "not judged: no summary.json, only what the trace records"
+    )
     facts = [
-        ("Result", verdict(summary["passed"])),
-        ("Seed", str(summary["seed"])),
+        ("Result", result),
+        ("Seed", "unknown" if summary["seed"] is None else str(summary["seed"])),
         ("Trace hash", summary["trace_hash"]),
         ("Events", f"{len(story.events)} over {story.end:.1f} s of virtual time"),
         ("Devices", ", ".join(story.devices) or "none"),
         ("Convergence", story.convergence.sentence()),
     ]
+    if summary.get("variant"):
+        facts.insert(2, ("Variant", summary["variant"]))
     expectations = [(verdict(e["passed"]), e["name"], e["detail"]) for e in summary["expectations"]]
     invariants = []
     for inv in summary["invariants"]:
         found = inv["violations"]
-        detail = f"{len(found)} violation(s); first: {found[0]}" if found else "none"
+        detail = (
+            f"{len(found)} violation(s); first: {found[0]}" if found else inv.get("note") or "none"
+        )
         invariants.append((verdict(inv["passed"]), inv["name"], detail))
+    checked = [inv for inv in summary["invariants"] if inv["passed"] is not None]
+    note = (
+        f"{len(checked)} of {len(summary['invariants'])} invariants were checked; "
+        "the others say why not."
+        if len(checked) < len(summary["invariants"])
+        else ""
+    )
     return [
         Table("", "", ("Run", ""), facts),
         Table("Expectations", "", ("Result", "Expectation", "Detail"), expectations, True),
-        Table("Invariants", "", ("Result", "Invariant", "Violations"), invariants, True),
+        Table("Invariants", note, ("Result", "Invariant", "Violations"), invariants, True),
     ]
 
 
@@ -64,3 +89,78 @@ def violation_lists(summary: dict) -> list[tuple[str, list[str]]]:
 def timeline_table(story: Story) -> Table:
     header = ("t (s)", "Kind", "Event", "Actor", "Detail")
     return Table("Timeline", TIMELINE_NOTE, header, [m.cells() for m in story.timeline])
+
+
+def violation_sentences(summary: dict) -> list[str]:
+    """What broke, where and who: the violation section's lines before its evidence."""
+    v = summary.get("violation")
+    if v is None:
+        return []
+    lines = [v["text"]]
+    if v.get("where"):
+        lines.append(f"The replay broke {v['where']}.")
+    seen = v.get("trace_seq")
+    where = [
+        f"seen at trace#{seen}" if isinstance(seen, int) else "",
+        _named("graph", v.get("graph")),
+    ]
+    where += [_named("devices", v.get("devices")), _named("records", v.get("records"))]
+    lines.append("; ".join(w for w in where if w) + ".")
+    return lines
+
+
+def _named(what: str, value) -> str:
+    if not value:
+        return ""
+    return f"{what} {value if isinstance(value, str) else ', '.join(value)}"
+
+
+def evidence_table(found: tuple[Evidence, ...]) -> Table:
+    header = ("Trace", "t (s)", "Role", "Actor", "Event", "Detail")
+    note = (
+        "The trace events behind it, in trace order (trace#N is line N + 1 of trace.jsonl): "
+        "the writes of the records it names, the push that carried each, the relay's answer, "
+        "each named device's decision and the pull that brought it, and its first log alarm."
+    )
+    return Table("Evidence", note, header, [e.cells() for e in found], anchors="ev")
+
+
+def history_table(story: Story, ops: tuple[Operation, ...], stats: Latencies, violation) -> Table:
+    """One row per write: issued, acknowledged, and per device applied (+seconds after
+    issue), refused (reason), never (—), or blank where the device does not follow
+    the graph; the writes a violation names are marked and always listed."""
+    named = set((violation or {}).get("records") or ())
+    graph = (violation or {}).get("graph")
+    implicated = {
+        op.seq for op in ops if op.record in named and (graph is None or op.graph == graph)
+    }
+    shown = [op for i, op in enumerate(ops) if i < MAX_HISTORY or op.seq in implicated]
+    header = ("Write", "t (s)", "Writer", "Graph", "Record", "Op", "Acknowledged",
+              *story.devices, "Everywhere")  # fmt: skip
+    rows = [_history_row(story, op) for op in shown]
+    more = len(ops) - len(shown)
+    note = stats.sentence() + (f" {more} later writes are not listed." if more > 0 else "")
+    note += (
+        " Cells: seconds from issue to acknowledgement or to each device applying it; "
+        "(newer): that device applied a later version of the record instead; —: it never did."
+    )
+    marked = frozenset(i for i, op in enumerate(shown) if op.seq in implicated)
+    return Table("Per-operation history", note, header, rows, anchors="op", marked=marked)
+
+
+def _history_row(story: Story, op: Operation) -> tuple[str, ...]:
+    acked = f"+{op.ack_latency:.3f}" if op.ack_latency is not None else op.outcome
+    cells = []
+    for device in story.devices:
+        d = op.delivery(device)
+        if device == op.device:
+            cells.append("wrote")
+        elif d is not None and d.refused is not None:
+            cells.append(f"refused: {d.refused}")
+        elif d is not None:
+            cells.append(f"+{d.t - op.t:.3f}" + (" (newer)" if d.newer else ""))
+        else:
+            cells.append("—" if device in op.followers else "")
+    everywhere = f"+{op.replicated:.3f}" if op.replicated is not None else "no"
+    return (f"#{op.seq}", f"{op.t:.3f}", op.device, op.graph, op.record, op.op, acked,
+            *cells, everywhere)  # fmt: skip

@@ -1,10 +1,11 @@
-"""Running a scenario: the world, the invariants during and after it, the expectations."""
+"""Running a scenario: the world, the invariants during and after it, the expectations
+(an invariant that did not run is "not checked", never a pass: simkit.invariants.verdicts)."""
 
 import attrs
 
 from simkit.invariants import Monitor
+from simkit.invariants.verdicts import InvariantCheck, first_violation, verdicts
 from simkit.scenario.load import Scenario
-from simkit.sim import spec as S
 from simkit.sim.world import World, run_world
 
 
@@ -21,55 +22,86 @@ class ScenarioResult:
     seed: int
     trace_hash: str
     expectations: tuple[Check, ...]
-    invariants: tuple[tuple[str, tuple[str, ...]], ...]  # (name, violations)
+    invariants: tuple[InvariantCheck, ...]
     world: World = attrs.field(eq=False, repr=False)
 
     @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.expectations) and not any(v for _, v in self.invariants)
+        """Every expectation met and no checked invariant broken."""
+        return all(c.passed for c in self.expectations) and all(
+            i.passed is not False for i in self.invariants
+        )
 
     def summary(self) -> dict:
         """The JSON summary (``--json`` and the reports)."""
-        return {
+        out = {
             "scenario": self.scenario.name,
             "description": self.scenario.description,
             "seed": self.seed,
+            "variant": self.scenario.variant_ref,
             "passed": self.passed,
             "trace_hash": self.trace_hash,
             "expectations": [attrs.asdict(c) for c in self.expectations],
-            "invariants": [
-                {"name": name, "passed": not violations, "violations": list(violations)}
-                for name, violations in self.invariants
-            ],
+            "invariants": [i.to_json() for i in self.invariants],
         }
+        first = first_violation(self.world.violations)
+        if first is not None:
+            out["violation"] = first
+        return out
 
 
-def honest(spec: S.WorldSpec) -> bool:
-    return not any(isinstance(a, S.Adversary | S.Steal) for a in spec.schedule)
-
-
-def run_scenario(scenario: Scenario) -> ScenarioResult:
-    monitor = Monitor(honest(scenario.spec))
-    world = run_world(scenario.spec, monitor=monitor)
-    names = scenario.expect.invariants or tuple(monitor.names)
-    invariants = tuple(
-        (name, tuple(str(v) for v in world.violations if v.invariant == name)) for name in names
-    )
+def run_scenario(scenario: Scenario, trace_path=None) -> ScenarioResult:
+    """Run a scenario; with ``trace_path`` its trace streams to that file (the result's
+    world then holds only the tail of it in memory)."""
+    listed = scenario.expect.invariants
+    firsts = Firsts()
+    monitor = Monitor(scenario.honest, only=listed, observers=(firsts,))
+    world = run_world(scenario.spec, scenario.variant, monitor=monitor, trace_path=trace_path)
     return ScenarioResult(
         scenario,
         scenario.spec.seed,
         world.trace.trace_hash(),
-        tuple(_expectations(scenario, world)),
-        invariants,
+        tuple(_expectations(scenario, world, firsts)),
+        verdicts(monitor, world.violations, listed=listed),
         world,
     )
 
 
-def _events(world, name: str) -> list:
-    return [e for e in world.trace if e.kind == "event" and e.fields.get("name") == name]
+class Firsts:
+    """The first occurrence of each named event, fault and scheduled action, per actor,
+    before and after the world's setup ended (``setup.done``), read once as the trace
+    is written: what expectations ask, without keeping the trace."""
+
+    def __init__(self) -> None:
+        self.setup_done = False
+        self._first: dict[tuple[str, str | None, str | None, bool], object] = {}
+
+    def observe(self, event) -> None:
+        if event.kind not in ("event", "fault") or "name" not in event.fields:
+            return
+        name = event.fields["name"]
+        if event.actor == "world" and name == "setup.done":
+            self.setup_done = True
+        reason = event.fields.get("reason") if name in ("log.alarm", "record.rejected") else None
+        for actor in (event.actor, None):
+            for why in {reason, None}:
+                self._first.setdefault((name, actor, why, self.setup_done), event)
+
+    def find(self, name: str, actor: str | None = None, reason: str | None = None,
+             run: bool | None = None):  # fmt: skip
+        """The first such event (in the run or during setup, or either: ``run=None``)."""
+        found = [
+            self._first.get((name, actor, reason, phase))
+            for phase in ((True, False) if run is None else (run,))
+        ]
+        found = [e for e in found if e is not None]
+        return min(found, key=lambda e: e.seq) if found else None
+
+    def actors(self, name: str) -> set[str]:
+        return {actor for (n, actor, _, _) in self._first if n == name and actor is not None}
 
 
-def _expectations(scenario: Scenario, world: World):
+def _expectations(scenario: Scenario, world: World, firsts: Firsts):
     expect = scenario.expect
     if expect.settled is not None:
         settled = world.settled_at is not None
@@ -78,9 +110,7 @@ def _expectations(scenario: Scenario, world: World):
             settled == expect.settled,
             f"settled at t={world.settled_at:.1f} s" if settled else "did not settle",
         )
-    alarmed = {}
-    for event in _events(world, "log.alarm"):
-        alarmed.setdefault(event.actor, event)
+    alarmed = {actor: firsts.find("log.alarm", actor) for actor in firsts.actors("log.alarm")}
     for device in expect.alarms:
         event = alarmed.get(device)
         detail = f"t={event.t:.1f} s: {event.fields['reason']}" if event else "no alarm"
@@ -90,14 +120,28 @@ def _expectations(scenario: Scenario, world: World):
         yield Check(
             "no other alarm", not others, f"also alarmed: {', '.join(others)}" if others else ""
         )
-    rejected = {(e.actor, e.fields["reason"]) for e in _events(world, "record.rejected")}
     for device, reason in expect.rejections:
-        yield Check(f"{device} rejects ({reason})", (device, reason) in rejected)
-    seen = {(e.actor, e.fields.get("name")) for e in world.trace if e.kind == "event"}
-    names = {name for _, name in seen}
-    for device, name in expect.events:
-        happened = (device, name) in seen if device else name in names
-        yield Check(f"{name}" + (f" on {device}" if device else ""), happened)
+        event = firsts.find("record.rejected", device, reason)
+        yield Check(f"{device} rejects ({reason})", event is not None, _first(event))
+    split = firsts.setup_done
+    for device, name, phase in expect.events:
+        event = firsts.find(name, device, run=(phase != "setup") if split else None)
+        label = (
+            f"{name}"
+            + (f" on {device}" if device else "")
+            + (" during setup" if phase == "setup" else "")
+        )
+        detail = _first(event)
+        if event is None and phase == "run" and firsts.find(name, device) is not None:
+            detail = "only during setup, before the scenario's run began"
+        yield Check(label, event is not None, detail)
     for device, name in expect.absent:
-        happened = (device, name) in seen if device else name in names
-        yield Check(f"no {name}" + (f" on {device}" if device else ""), not happened)
+        event = firsts.find(name, device)
+        detail = "" if event is None else _first(event)
+        yield Check(f"no {name}" + (f" on {device}" if device else ""), event is None, detail)
+
+
+def _first(event) -> str:
+    if event is None:
+        return "did not happen"
+    return f"first at t={event.t:.1f} s by {event.actor} (trace#{event.seq})"

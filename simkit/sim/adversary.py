@@ -347,8 +347,11 @@ class AcceptRevoked(Mode):
     def handle(self, relay: Relay, request: Request, device_id: str) -> Response:
         devices = relay.state.devices
         device = devices.get(device_id)
+        honest = relay is self.world.relay
         if device is None or device.revoked_at is None or _route(request)[1] not in self.ROUTES:
-            return relay.handle(request)
+            return self.world.answer(request) if honest else relay.handle(request)
+        if honest:
+            self.world.retire_model("accept-revoked: the relay served a revoked device")
         devices[device_id] = attrs.evolve(device, revoked_at=None)
         try:
             return relay.handle(request)
@@ -427,7 +430,12 @@ class MaliciousRelay:
         for mode in active:
             relay = mode.relay_for(relay, device_id)
         stolen = [m for m in active if isinstance(m, AcceptRevoked)]
-        response = stolen[0].handle(relay, request, device_id) if stolen else relay.handle(request)
+        if stolen:
+            response = stolen[0].handle(relay, request, device_id)
+        elif relay is self.world.relay:
+            response = self.world.answer(request)
+        else:
+            response = relay.handle(request)
         for mode in active:
             response = mode.edit(request, device_id, response)
         if what == "pull" and response.status == 200:

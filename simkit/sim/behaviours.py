@@ -38,17 +38,27 @@ _EVERY_ROUTE = ("200", "401 unauthenticated", "403 malformed-identity", "429 rat
 _REGISTERED = ("403 device-not-registered", "403 device-revoked")
 _GRAPH = ("400 invalid", "403 not-a-member", "404 unknown-member")
 _SPECIFIC = {
-    "PUT /devices/:deviceId": ("400 invalid", "409 device-key-conflict"),
+    "PUT /devices/:deviceId": (
+        "400 invalid",
+        "403 device-mismatch",
+        "409 device-key-conflict",
+        "413 too-large",
+    ),
     "POST /devices/:deviceId/revoke": ("404 unknown-device",),
     "POST /graphs/:gid/push": ("403 not-permitted", "413 too-large"),
     "POST /graphs/:gid/keys": (
         "403 not-permitted",
+        "413 too-large",
         "409 epoch-gap",
         "400 incomplete-rotation",
         "400 invalid-exclusion",
         "400 not-a-member-device",
     ),
-    "POST /graphs/:gid/blobs/:blobId": ("403 not-permitted", "413 quota-blob-bytes"),
+    "POST /graphs/:gid/blobs/:blobId": (
+        "403 not-permitted",
+        "413 too-large",
+        "413 quota-blob-bytes",
+    ),
     "GET /graphs/:gid/blobs/:blobId": ("404 not-found",),
     "POST /graphs/:gid/blobs/:blobId/ack": ("404 not-found",),
     "DELETE /graphs/:gid/blobs/:blobId": ("403 not-permitted", "404 not-found"),
@@ -171,6 +181,10 @@ _ADVERSARY = {
 
 def _catalogue() -> tuple[Behaviour, ...]:
     out = _route_behaviours()
+    out += [
+        Behaviour("no route 404", "relay answers", "an unknown path answered 404 not-found"),
+        Behaviour("no route 405", "relay answers", "a known path with another method: 405"),
+    ]
     out += [Behaviour(n, "client rules", w) for n, w in _CLIENT.items()]
     out += [Behaviour(f"ceremony {c}", "ceremonies", f"{c} performed") for c in _CEREMONIES]
     out += [
@@ -200,8 +214,8 @@ def relay_labels(request, response) -> list[str]:
     a 200 says (read from small answers; pulls and logs only for ``more``)."""
     try:
         route, _ = match(request.method, request.path)
-    except Refused:
-        return []
+    except Refused as refused:
+        return [f"no route {refused.response.status}"]
     name = route_name(route)
     status = response.status
     if status != 200:

@@ -223,6 +223,8 @@ class Subscription:
 class WorldSpec:
     seed: int = 0
     devices: dict[str, tuple[str, ...]] = attrs.Factory(dict)  # member -> device IDs
+    # members the directory knows who run no simulated device (a rogue client's, in fuzz)
+    outsiders: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     groups: dict[str, tuple[str, ...]] = attrs.Factory(dict)  # group -> members
     capabilities: dict[tuple[str, str], tuple[str, ...]] = attrs.Factory(dict)
     graphs: tuple[str, ...] = attrs.field(default=(), converter=_tuple)  # storage keys
@@ -247,7 +249,7 @@ class WorldSpec:
                 if not is_safe_id(device_id) or device_id in owners:
                     raise SpecError(f"device {device_id!r} is not a safe, unique device ID")
                 owners[device_id] = member
-        members = set(self.devices)
+        members = set(self.devices) | set(self.outsiders)
         later = {a.device for a in self.schedule if isinstance(a, LinkDevice | Recover | Invite)}
         for writer in self.workload.writers or ():
             if writer not in owners and writer not in later:

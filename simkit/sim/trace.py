@@ -111,6 +111,10 @@ class Trace:
         self._sink = open(self.path, "wb")  # noqa: SIM115 (closed by close())
         self._flush_lines()
 
+    @property
+    def streaming(self) -> bool:
+        return self._sink is not None
+
     def close(self) -> None:
         """Finish the streamed file (the trace stays readable in memory)."""
         if self._sink is not None:

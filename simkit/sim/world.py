@@ -17,7 +17,8 @@ import trio
 from simkit.client import AppConfig, Device, RelayUnavailable
 from simkit.client.approval import APPROVED
 from simkit.client.blobs import upload_blob
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, TransportError
+from simkit.model import ModelCheck
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for
 from simkit.relay import Poke, Relay, StaticHost
@@ -101,16 +102,29 @@ class _Link:
 
 
 class World:
-    def __init__(self, spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> None:
-        """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end."""
+    def __init__(
+        self,
+        spec: S.WorldSpec,
+        variant: Variant = HONEST,
+        monitor=None,
+        trace_path=None,
+        model_check: bool = False,
+    ) -> None:
+        """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end;
+        ``trace_path``: stream the trace there as it is written, keeping in memory only
+        what the monitor has not read yet (a long run's memory stays flat);
+        ``model_check``: check every answer of the relay against the spec's executable
+        model (``simkit.model``), for the ``relay-model`` invariant."""
         self.spec = spec
         self.variant = variant
         self.monitor = monitor
         self.violations: list = []
         self.entropy = SeededEntropy(spec.seed)
         self.trace = Trace()
+        if trace_path is not None:
+            self.trace.stream_to(trace_path)
         self.host = StaticHost(
-            list(spec.devices),
+            [*spec.devices, *spec.outsiders],
             groups={g: list(m) for g, m in spec.groups.items()},
             capabilities={k: list(v) for k, v in spec.capabilities.items()},
         )
@@ -129,6 +143,11 @@ class World:
         self.settled_at: float | None = None
         self.clock = VirtualClock()  # read by checkers between steps, outside Trio
         self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
+        self.model_check: ModelCheck | None = None  # built with the relay when asked for
+        self._model_wanted = model_check
+        self.model_findings: list[tuple[int, str]] = []  # (trace position, mismatch)
+        self.model_retired: str | None = None  # why the model stopped following the relay
+        self._rogue = None  # the transport of raw requests (``send_raw``)
         self.relay_up = True
         self._relay_outage = 0
         self._relay_back_at = 0.0
@@ -140,6 +159,8 @@ class World:
             self.host, relay_clock(DEFAULT_EPOCH_MS), on_event=self._relay_event,
             **self.spec.relay_settings,
         )  # fmt: skip
+        if self._model_wanted:
+            self.model_check = ModelCheck(self.host, self.relay.clock(), **self.spec.relay_settings)
         self.adversary = MaliciousRelay(self)
         self.network = Network(
             self._serve, self.spec.network, self.entropy.fork("network"), self.trace
@@ -360,6 +381,8 @@ class World:
             on_event=self._relay_event, **self.spec.relay_settings,
         )  # fmt: skip
         self.network.restart_relay(self._serve)
+        if self.model_check is not None:
+            self.model_check.restart(self.relay.clock())
         self.relay_up = True
         self.note("crash", RELAY, what="relay-restart")
 
@@ -371,6 +394,7 @@ class World:
         self._build_relay()
         async with self.network.running():
             await self._setup()
+            self.note("event", "world", name="setup.done")  # reports tell setup from the run
             self.adversary.prepare(self.spec.schedule)
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -414,6 +438,8 @@ class World:
                 self.note("check", "world", what="lag", graph=sk, seq=graph.seq, lags=lags)
             if self.monitor is not None:
                 self._record(self.monitor.step(self))
+            elif self.trace.streaming:
+                self.trace.release(len(self.trace))  # nobody reads it here: the file has it
 
     def _record(self, violations) -> None:
         """Keep each violation once, and note it in the trace where it was seen."""
@@ -428,7 +454,48 @@ class World:
         while interval:
             await trio.sleep(interval / 1000)
             if self.relay_up:
-                self.relay.sweep_if_due()
+                now = self.relay.clock()
+                swept = self.relay.sweep_if_due()
+                if self.model_check is not None:
+                    self._found(self.model_check.sweep_if_due(now, swept))
+
+    def sweep(self) -> None:
+        """The one external job that sweeps when the built-in sweeper is off."""
+        now = self.relay.clock()
+        swept = self.relay.sweep()
+        if self.model_check is not None:
+            self._found(self.model_check.sweep(now, swept))
+
+    def answer(self, request):
+        """The honest relay's answer to one request, checked against the spec's model."""
+        if self.model_check is None:
+            return self.relay.handle(request)
+        now = self.relay.clock()
+        response = self.relay.handle(request)
+        self._found(self.model_check.observe(request, now, response), request)
+        return response
+
+    def _found(self, findings: list[str], request=None) -> None:
+        for finding in findings:
+            if request is not None:
+                who = request.headers.get("x-device")
+                finding = f"{request.method} {request.path} by {who}: {finding}"
+            self.model_findings.append((len(self.trace), finding))
+
+    async def send_raw(self, request) -> None:
+        """A request from a client outside the simulated fleet (a rogue device speaking
+        raw HTTP), over the network like any other; its answer goes nowhere."""
+        if self._rogue is None:
+            self._rogue = self.network.transport("rogue")
+        with contextlib.suppress(TransportError):
+            await self._rogue.send(request)
+
+    def retire_model(self, why: str) -> None:
+        """The relay's state changed behind the model's back (a colluding relay serving
+        a revoked device): stop checking it, and say why."""
+        if self.model_check is not None:
+            self.model_check, self.model_retired = None, why
+            self.note("check", "world", what="relay-model retired", why=why)
 
     def _writers(self) -> list[str]:
         chosen = self.spec.workload.writers
@@ -540,8 +607,13 @@ class World:
         return True
 
 
-def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None) -> World:
-    """Build and run a world; a pure function of the spec (and so of its seed)."""
-    world = World(spec, variant, monitor)
-    run_virtual(world.run, seed=spec.seed, clock=world.clock)
+def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None, trace_path=None) -> World:
+    """Build and run a world; a pure function of the spec (and so of its seed). With
+    ``trace_path`` the trace streams to that file (closed at the end). A monitored
+    world also checks its relay against the spec's model."""
+    world = World(spec, variant, monitor, trace_path, model_check=monitor is not None)
+    try:
+        run_virtual(world.run, seed=spec.seed, clock=world.clock)
+    finally:
+        world.trace.close()
     return world

@@ -72,3 +72,46 @@ class Builder:
     def exchange(self, device: str, xid: int, start: float, end: float, status: int = 200):
         self.at(start).emit("request", device, method="GET", path="/graphs/g/pull", size=0, xid=xid)
         return self.at(end).emit("response", device, status=status, size=2, xid=xid)
+
+
+STOLEN = """
+description = "A stolen device keeps writing; the client skips the revoked-at check"
+variant = "tests.fuzz.variants:skip_revoked"
+seed = 3
+duration = 120
+drain = 60
+graphs = ["g:team", "u:bob"]
+
+[members]
+alice = ["a1", "a2"]
+bob = ["b1", "b2"]
+
+[groups]
+team = ["alice", "bob"]
+
+[workload]
+interval = 5
+
+[[schedule]]
+at = 30
+action = "steal"
+by = "a1"
+device = "a2"
+
+[expect]
+rejections = [{ device = "b1", reason = "revoked-device" }]
+"""
+
+
+@pytest.fixture(scope="session")
+def failing_run(tmp_path_factory):
+    """A run that breaks ``revocation`` (a client variant skips the revoked-at check)
+    and cannot check the invariants that need an honest relay: (trace, summary)."""
+    from simkit.scenario.load import load_scenario
+    from simkit.scenario.run import run_scenario
+
+    path = tmp_path_factory.mktemp("stolen") / "stolen.toml"
+    path.write_text(STOLEN)
+    result = run_scenario(load_scenario(path))
+    assert not result.passed
+    return result.world.trace, result.summary()

@@ -1,6 +1,6 @@
 """Look at report.html as a person would: headless Chromium (Debian's ``chromium``)
-takes a screenshot, which must not be blank, and dumps the DOM, which must hold
-the plots. Skipped where Chromium is not installed."""
+takes a screenshot, which must not be blank and must show what matters, and dumps
+the DOM, which must hold it. Skipped where Chromium is not installed."""
 
 import shutil
 import subprocess
@@ -12,7 +12,11 @@ from simkit.report import render_report
 from . import png
 from .conftest import summary
 
-PLOTS = ("plot-lag-1", "plot-convergence", "plot-rejected", "plot-alarms")
+PLOTS = ("plot-lag-1", "plot-convergence", "plot-latency", "plot-availability", "plot-rejected",
+         "plot-alarms")  # fmt: skip
+VIOLATION_BACKGROUND = (0xFF, 0xF7, 0xF7)  # section.violation
+NOT_CHECKED_BACKGROUND = (0xFF, 0xF6, 0xE0)  # td.unchecked
+MARKED_WRITE_BACKGROUND = (0xFF, 0xE8, 0xE8)  # tr.marked: a write the violation names
 
 
 def chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
@@ -41,4 +45,40 @@ def test_the_page_renders_with_its_plots_in_headless_chromium(alarm_trace, tmp_p
     dom = chromium(tmp_path, "--dump-dom", page.as_uri()).stdout.decode()
     for ident in PLOTS:
         assert f'id="{ident}"' in dom
-    assert dom.count("<svg") == 5 and dom.count("<polyline") >= 6
+    assert dom.count("<svg") == len(PLOTS) + 2  # a second lag plot, and the sequence diagram
+    assert dom.count("<polyline") >= 6
+
+
+def first_row_with(rows: list[bytearray], bpp: int, colour: tuple[int, int, int]) -> int | None:
+    """The first pixel row holding a run of 3 pixels of exactly this colour."""
+    target = bytes(colour)
+    for y, row in enumerate(rows):
+        line = bytes(b for i in range(0, len(row), bpp) for b in row[i : i + 3])
+        if target * 3 in line:
+            return y
+    return None
+
+
+def test_a_failing_report_shows_the_violation_the_history_and_not_checked(failing_run, tmp_path):
+    """The whole page at half its size: the violation section, the cells of
+    invariants that were not checked, and the history rows of the writes the violation
+    names are all painted, the violation above the history."""
+    trace, run = failing_run
+    page = render_report(trace, run, tmp_path / "report")["report.html"]
+    shot = tmp_path / "shot.png"
+    chromium(
+        tmp_path, f"--screenshot={shot}", "--window-size=1024,12000",
+        "--force-device-scale-factor=0.5", "--hide-scrollbars", page.as_uri(),
+    )  # fmt: skip
+    width, height, bpp, rows = png.pixels(shot.read_bytes())
+    assert (width, height) == (512, 6000)
+    violation = first_row_with(rows, bpp, VIOLATION_BACKGROUND)
+    not_checked = first_row_with(rows, bpp, NOT_CHECKED_BACKGROUND)
+    marked = first_row_with(rows, bpp, MARKED_WRITE_BACKGROUND)
+    assert None not in (violation, not_checked, marked), (violation, not_checked, marked)
+    assert not_checked < violation < marked
+    dom = chromium(tmp_path, "--dump-dom", page.as_uri()).stdout.decode()
+    assert '<section class="violation" id="violation">' in dom
+    unchecked = sum(inv["passed"] is None for inv in run["invariants"])
+    assert dom.count('class="unchecked"') == unchecked and dom.count('class="marked"') >= 1
+    assert '<svg id="sequence"' in dom and 'id="per-operation-history"' in dom

@@ -6,7 +6,7 @@ import json
 import re
 
 from simkit.report import render_report
-from simkit.report.data import Convergence, Span, read
+from simkit.report.data import Convergence, Span, read, worst_lag
 from simkit.report.mermaid import sequence_diagram
 
 from .conftest import Builder, summary
@@ -151,3 +151,68 @@ def test_an_adversary_counts_as_a_fault_when_it_switches_on_and_off_not_while_it
         Span("b1", 25, 40, "adversary: withhold"),
     )
     assert (story.convergence.faults_end, story.convergence.converged) == (25, 30)
+
+
+def test_a_revoked_device_leaves_the_fleet_it_is_no_fault_that_never_ends():
+    b = Builder()
+    b.at(60).emit("event", "schedule", name="Revoke", by="a1", device="a2", at=60)
+    b.at(60.8).emit("crash", "a2", what="device-crash")
+    for t, lag in ((70, 2), (80, 0), (90, 0)):
+        b.at(t).emit("check", "world", what="lag", graph="g", seq=5, lags={"a1": lag})
+    b.at(100).emit("check", "world", what="quiescence", settled=True)
+    story = read(b.trace, summary("t"))
+    assert story.spans == (Span("a2", 60.8, 100, "revoked"),)
+    assert story.convergence == Convergence(None, 80, 100, True)
+    assert story.convergence.sentence().startswith("No fault was injected; lag was 0 from 80.0 s")
+    rows = [(m.category, m.what, m.actor) for m in story.timeline]
+    assert ("revoked", "leaves the fleet", "a2") in rows
+    assert not any(category == "crash" for category, _, _ in rows)
+
+
+def test_lag_already_0_when_the_last_fault_ends_is_said_so_not_converged_after_it():
+    b = Builder()
+    b.at(20).emit("fault", "network", fault="partition", devices=["a2"], until=25)
+    b.at(25).emit("fault", "network", fault="heal", devices=["a2"])
+    for t in (10, 30, 40):
+        b.at(t).emit("check", "world", what="lag", graph="g", seq=5, lags={"a1": 0, "a2": 0})
+    c = read(b.trace, summary("t")).convergence
+    assert (c.faults_end, c.converged) == (25, 10)
+    assert c.sentence().startswith("Every device's lag was already 0 when the last fault ended")
+
+
+def test_a_negative_lag_is_drawn_inside_the_plot_and_counts_as_not_converged(tmp_path):
+    b = Builder()
+    for t, lag in ((10, 0), (20, -3), (30, -7), (40, 2)):
+        b.at(t).emit("check", "world", what="lag", graph="g", seq=5, lags={"a1": 0, "b1": lag})
+    story = read(b.trace, summary("t"))
+    assert [lag for _, lag in worst_lag(story.lags)] == [0, -3, -7, 2]
+    assert story.convergence.converged is None
+    html = render_report(b.trace, summary("t"), tmp_path)["report.html"].read_text()
+    plot = re.search(r'<svg id="plot-lag-1".*?</svg>', html, re.S).group(0)
+    height = float(re.search(r'viewBox="0 0 \d+ ([\d.]+)"', plot).group(1))
+    for points in re.findall(r'<polyline points="([^"]+)"', plot):
+        ys = [float(p.split(",")[1]) for p in points.split()]
+        assert all(0 <= y <= height for y in ys), ys
+    assert "below 0: ahead of the relay" in plot and "a forked history" in plot
+    assert re.search(r">-\d+</text>", plot)  # a negative tick on the y axis
+
+
+def test_setup_ceremonies_are_on_the_timeline_and_empty_fields_are_left_out():
+    b = Builder()
+    b.at(0.1).emit("event", "relay", name="device.register", device_id="a1", member_id="alice")
+    b.at(0.3).emit("event", "relay", name="graph.rotate", graph="g", epoch=1, excluded=[],
+                   device_id="a1", member_id="alice")  # fmt: skip
+    b.at(1.5).emit("event", "world", name="setup.done")
+    b.at(9).emit(
+        "fault", "schedule", name="Adversary", mode="fork", targets=["b1"], params={}, at=9
+    )
+    b.at(20).emit("event", "relay", name="graph.rotate", graph="g", epoch=2, excluded=["a2"],
+                  device_id="a1", member_id="alice")  # fmt: skip
+    rows = [(m.category, m.what, m.actor, m.detail) for m in read(b.trace, summary("t")).timeline]
+    assert rows[:3] == [
+        ("setup", "device.register", "a1", "device_id=a1 member_id=alice"),
+        ("setup", "graph.rotate", "a1", "device_id=a1 epoch=1 graph=g member_id=alice"),
+        ("setup", "setup.done", "world", ""),
+    ]
+    assert rows[3] == ("adversary", "Adversary", "schedule", "mode=fork targets=b1")
+    assert rows[4][:3] == ("ceremony", "graph.rotate", "a1") and "excluded=a2" in rows[4][3]

@@ -64,9 +64,15 @@ def test_markdown_has_the_summary_table_the_diagram_and_the_timeline(alarm_repor
         assert row in timeline
 
 
-def test_html_has_the_plots_and_fetches_nothing(alarm_report):
+PLOTS = (
+    "plot-lag-1", "plot-lag-2", "plot-convergence", "plot-latency", "plot-availability",
+    "plot-rejected", "plot-alarms",
+)  # fmt: skip
+
+
+def test_html_has_the_plots_the_diagram_the_history_and_fetches_nothing(alarm_report):
     html = alarm_report["report.html"].read_text()
-    for ident in ("plot-lag-1", "plot-lag-2", "plot-convergence", "plot-rejected", "plot-alarms"):
+    for ident in PLOTS:
         assert re.search(r"^<svg [^>]*>\n<title>\w", svg(html, ident))
     assert "http" not in html and "<script" not in html and "<link" not in html
     assert "url(" not in html and "@import" not in html
@@ -81,7 +87,22 @@ def test_html_has_the_plots_and_fetches_nothing(alarm_report):
     converged = re.search(r"lag 0 for good: (\d+\.\d) s", convergence).group(1)
     assert 90 <= float(converged) <= 140  # after the heal, once writes stop at 120 s
     assert "No record was rejected." in svg(html, "plot-rejected")
-    assert "<td>log.alarm</td>" in html[html.index("<h2>Timeline</h2>") :]
+    assert "<td>log.alarm</td>" in html[html.index('<h2 id="timeline">') :]
+    sequence = re.search(r'<svg id="sequence".*?</svg>', html, re.S).group(0)
+    assert "Centred on the first log.alarm (b1)" in sequence
+    assert re.search(r"<title>trace#\d+ b1: \[60\.\d{3}\] alarm: log\.alarm b1", sequence)
+    history = html[html.index('<h2 id="per-operation-history">') :]
+    assert len(re.findall(r'<tr id="op-\d+">', history)) > 20
+    assert "acknowledged by the relay (median" in history
+
+
+def test_the_latency_plot_has_each_write_and_availability_shows_the_partition(alarm_report):
+    html = alarm_report["report.html"].read_text()
+    acked = re.findall(r"acknowledged after (\d+\.\d+) s", svg(html, "plot-latency"))
+    assert len(acked) > 20
+    assert max(float(s) for s in acked) > 5  # a2's writes wait out the partition (30-90 s)
+    a2 = re.search(r"<title>a2: [^<]*</title>", svg(html, "plot-availability")).group(0)
+    assert re.search(r"40 s 0% of \d+", a2)  # partitioned: nothing answered
 
 
 def test_perfetto_has_one_track_per_device_and_slices_that_end(alarm_report):
@@ -92,7 +113,7 @@ def test_perfetto_has_one_track_per_device_and_slices_that_end(alarm_report):
     for device in ("a1", "a2", "b1"):
         assert device in names.values()
     assert {"relay", "network", "schedule"} <= set(names.values())
-    slices = [e for e in events if e["ph"] == "X"]
+    slices = [e for e in events if e["ph"] == "X" and e["cat"] == "exchange"]
     assert slices and all(e["dur"] >= 0 and e["tid"] in names for e in slices)
     assert {names[e["tid"]].split(" ")[0] for e in slices} == {"a1", "a2", "b1"}
     timeouts = [e for e in slices if e["args"]["outcome"] == "timeout"]
@@ -101,6 +122,30 @@ def test_perfetto_has_one_track_per_device_and_slices_that_end(alarm_report):
     instants = {e["name"] for e in events if e["ph"] == "i"}
     assert {"log.alarm", "Partition", "Adversary", "partition", "heal"} <= instants
     assert any(e["ph"] == "C" and e["name"] == "cursor lag g:team" for e in events)
+
+
+def test_perfetto_draws_outages_as_spans_and_flows_request_response_and_delivery(alarm_report):
+    events = json.loads(alarm_report["trace.perfetto.json"].read_text())["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    spans = {
+        (names[e["tid"]], e["name"], e["ts"], e["dur"])
+        for e in events
+        if e["ph"] == "X" and e["cat"] == "fault"
+    }
+    assert ("a2 faults", "partitioned", 30_000_000, 60_000_000) in spans
+    assert any(track == "b1 faults" and kind == "adversary: withhold" for track, kind, *_ in spans)
+    starts = {(e["name"], e["id"]): e for e in events if e["ph"] == "s"}
+    ends = [e for e in events if e["ph"] == "f"]
+    assert {e["name"] for e in ends} == {"request", "response", "delivered"}
+    for end in ends:  # every arrow has a start, earlier or at once, and lands in a slice
+        start = starts[end["name"], end["id"]]
+        assert end["bp"] == "e" and end["ts"] >= start["ts"]
+    relay = next(tid for tid, name in names.items() if name == "relay")
+    assert all(e["tid"] == relay for e in ends if e["name"] == "request")
+    delivered = [e for e in ends if e["name"] == "delivered"]
+    assert all(
+        names[e["tid"]] != names[starts["delivered", e["id"]]["tid"]] for e in delivered
+    )  # from the writer's push to another device's pull
 
 
 def test_a_clean_run_shows_a_sampled_window(clean_report):

@@ -1,0 +1,30 @@
+"""relay-model: every answer of the relay is the one the spec's executable model
+(``simkit.model``) gives, and its whole store is the model's."""
+
+from simkit.invariants.base import Invariant
+
+
+class RelayModel(Invariant):
+    """Each request the world's relay answered, each sweep and restart, was checked
+    against the model as it happened (``World.answer``): status, error code, the
+    body fields the spec fixes, and the state change the spec requires, or none. At
+    quiescence the relay's whole store is compared with the model's. A finding names
+    the spec rule (docs/model.md). Holds whatever the relay does to its answers: the
+    model follows the honest store under them; a colluding relay that serves a
+    revoked device changes that store behind the model's back, and from then on the
+    relay is not checked (``World.model_retired`` says so)."""
+
+    name = "relay-model"
+
+    def __init__(self) -> None:
+        self._read = 0
+
+    def step(self, world):
+        findings = world.model_findings[self._read :]
+        self._read = len(world.model_findings)
+        return [self.violation(world, detail, trace_seq=seq) for seq, detail in findings]
+
+    def final(self, world):
+        if world.model_check is None or not world.relay_up:
+            return []
+        return [self.violation(world, f) for f in world.model_check.store(world.relay)]

@@ -1,0 +1,145 @@
+"""What the model expects a relay to answer, and how an actual answer is held against it.
+
+An ``Expected`` names the spec rule that decided it, so every mismatch reads as a
+sentence about the spec ("pipeline step 4 (device registered): expected 403
+device-not-registered, got 404 not-found"), not as a diff of two dictionaries.
+"""
+
+import copy
+
+import attrs
+
+from simkit.errors import EncodingError
+from simkit.protocol.canonical import parse_json
+from simkit.relay.http import Response
+
+JSON = "application/json"
+
+
+@attrs.frozen
+class Expected:
+    """One predicted answer.
+
+    ``body``: for a JSON success every member of the answer; for an error the
+    members a client acts on (``error`` and the documented extras such as
+    ``need``), while ``message`` is a free choice and never compared. ``raw``:
+    the bytes of a blob download. ``headers``: the headers that matter.
+    """
+
+    status: int
+    rule: str
+    body: dict | None = None
+    raw: bytes | None = None
+    headers: dict[str, str] = attrs.Factory(dict)
+
+    @property
+    def error(self) -> str | None:
+        return None if self.status == 200 or self.body is None else self.body.get("error")
+
+
+def ok(rule: str, body: dict) -> Expected:
+    """A JSON success; the body is copied so later changes to the model cannot reach it."""
+    return Expected(200, rule, copy.deepcopy(body), headers={"content-type": JSON})
+
+
+class Refuse(Exception):
+    """A step of the model refuses the request; carries the expected error answer."""
+
+    def __init__(
+        self, status: int, code: str, rule: str, headers: dict | None = None, **extra: object
+    ) -> None:
+        super().__init__(f"{rule}: {status} {code}")
+        self.expected = Expected(
+            status,
+            rule,
+            {"error": code, **extra},
+            headers={"content-type": JSON, **(headers or {})},
+        )
+
+
+def invalid(rule: str) -> Refuse:
+    """The spec's ``400 invalid``: the request does not fit its schema."""
+    return Refuse(400, "invalid", rule)
+
+
+def same(a: object, b: object) -> bool:
+    """JSON equality: one number type, but ``true`` is not ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def show(value: object, width: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def first_difference(where: str, want: object, got: object) -> str | None:
+    """The path of the first place two JSON values differ, with both values there."""
+    if same(want, got):
+        return None
+    if isinstance(want, dict) and isinstance(got, dict):
+        for name in sorted(want.keys() | got.keys()):
+            if name not in got:
+                return f"{where} lacks {name!r} (expected {show(want[name])})"
+            if name not in want:
+                return f"{where} has unexpected {name!r} = {show(got[name])}"
+            found = first_difference(f"{where}.{name}", want[name], got[name])
+            if found:
+                return found
+    if isinstance(want, list) and isinstance(got, list):
+        for i, (x, y) in enumerate(zip(want, got, strict=False)):
+            found = first_difference(f"{where}[{i}]", x, y)
+            if found:
+                return found
+        return f"{where} has {len(got)} items, expected {len(want)}"
+    return f"{where} expected {show(want)}, got {show(got)}"
+
+
+def _error_code(response: Response) -> str:
+    try:
+        body = parse_json(response.body)
+    except EncodingError:
+        return ""
+    return str(body.get("error", "")) if isinstance(body, dict) else ""
+
+
+def compare(expected: Expected, response: Response) -> list[str]:
+    """The mismatches between a predicted and an actual answer (empty when they agree)."""
+    rule = expected.rule
+    if response.status != expected.status:
+        want = f"{expected.status} {expected.error or ''}".strip()
+        got = f"{response.status} {_error_code(response)}".strip()
+        return [f"{rule}: expected {want}, got {got}"]
+    findings = []
+    headers = {name.lower(): value for name, value in response.headers.items()}
+    for name, value in expected.headers.items():
+        got = headers.get(name)
+        if name == "content-type" and got is not None:
+            got = got.split(";")[0].strip().lower()
+        if got != value:
+            findings.append(f"{rule}: header {name} expected {value!r}, got {got!r}")
+    if expected.raw is not None:
+        if response.body != expected.raw:
+            findings.append(
+                f"{rule}: body expected {len(expected.raw)} bytes "
+                f"{show(expected.raw, 40)}, got {len(response.body)} {show(response.body, 40)}"
+            )
+        return findings
+    try:
+        body = parse_json(response.body)
+    except EncodingError as exc:
+        return [*findings, f"{rule}: the answer is not JSON ({exc})"]
+    if not isinstance(body, dict):
+        return [*findings, f"{rule}: the answer is {show(body)}, not a JSON object"]
+    want = expected.body or {}
+    if expected.status != 200:  # an error: only the members a client acts on
+        body = {name: body[name] for name in want if name in body}
+    found = first_difference("body", want, body)
+    return [*findings, f"{rule}: {found}"] if found else findings

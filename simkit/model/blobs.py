@@ -1,0 +1,116 @@
+"""Blobs: raw ciphertext under retention policies, and the sweeper (spec: Blobs)."""
+
+from typing import TYPE_CHECKING
+
+from simkit.model import schema
+from simkit.model.answer import Expected, Refuse, invalid, ok
+from simkit.model.state import Call, Graph
+
+if TYPE_CHECKING:
+    from simkit.model.relay import RelayModel
+
+POLICIES = ("retain", "transport", "ephemeral")
+
+
+def upload(model: "RelayModel", call: Call) -> Expected:
+    """A new blob ID stores the body; an existing one is a retry, never an edit."""
+    rule = "blobs: upload"
+    blob_id, query = call.params["blobId"], call.query
+    policy = query.get("policy", "retain")
+    if not schema.safe_id(blob_id) or policy not in POLICIES:
+        raise invalid(f"{rule}: blob ID and policy")
+    expires_at = None
+    if policy == "ephemeral":
+        if not schema.decimal(query.get("ttl"), 1, model.settings.max_blob_ttl_ms):
+            raise invalid(f"{rule}: ephemeral ttl is 1 ms to the maximum (30 days)")
+        expires_at = call.now + int(query["ttl"])
+    elif "ttl" in query:
+        raise invalid(f"{rule}: ttl applies to ephemeral blobs only")
+    nonce = call.request.headers.get("x-blob-nonce")
+    if not schema.canonical_b64(nonce, 64):
+        raise invalid(f"{rule}: x-blob-nonce is a base64url nonce")
+    graph = model.graph(call.key)
+    stored = graph.blobs.get(blob_id)
+    if stored is not None:
+        return ok(f"{rule}: re-upload is a retry (duplicate: true)", _answer(stored, True))
+    if graph.blob_bytes() + len(call.body) > model.settings.quota_blob_bytes:
+        raise Refuse(413, "quota-blob-bytes", f"{rule}: blob-byte quota")
+    blob = {
+        "data": call.body,
+        "nonce": nonce,
+        "policy": policy,
+        "expiresAt": expires_at,
+        "receipts": {call.member} if policy == "transport" else set(),  # uploader counts
+    }
+    model.written_graph(call.key).blobs[blob_id] = blob
+    return ok(f"{rule}: (new) -> {policy}", _answer(blob, False))
+
+
+def _answer(blob: dict, duplicate: bool) -> dict:
+    return {
+        "ok": True,
+        "duplicate": duplicate,
+        "size": len(blob["data"]),
+        "policy": blob["policy"],
+        "expiresAt": blob["expiresAt"],
+    }
+
+
+def _find(model: "RelayModel", call: Call, rule: str) -> tuple[Graph, str, dict]:
+    """The path's blob; missing or past its expiry (swept or not) is 404."""
+    blob_id = call.params["blobId"]
+    if not schema.safe_id(blob_id):
+        raise invalid(f"{rule}: blob ID")
+    graph = model.graph(call.key)
+    blob = graph.blobs.get(blob_id)
+    if blob is None or _expired(blob, call.now):
+        raise Refuse(404, "not-found", f"{rule}: no such blob (or expired)")
+    return graph, blob_id, blob
+
+
+def _expired(blob: dict, now: int) -> bool:
+    return blob["expiresAt"] is not None and blob["expiresAt"] <= now
+
+
+def download(model: "RelayModel", call: Call) -> Expected:
+    rule = "blobs: download"
+    _, _, blob = _find(model, call, rule)
+    headers = {"content-type": "application/octet-stream", "x-blob-nonce": blob["nonce"]}
+    return Expected(200, rule, raw=blob["data"], headers=headers)
+
+
+def ack(model: "RelayModel", call: Call) -> Expected:
+    """A member's receipt; a transport blob is forgotten once every current member acked."""
+    rule = "blobs: ack"
+    graph, blob_id, blob = _find(model, call, rule)
+    if blob["policy"] != "transport":
+        return ok(f"{rule}: not a transport blob", {"ok": True, "forgotten": False})
+    blob["receipts"].add(call.member)
+    forgotten = _delivered(model, graph, blob)
+    if forgotten:
+        del graph.blobs[blob_id]
+        rule += ": every current member acked -> forgotten"
+    return ok(rule, {"ok": True, "forgotten": forgotten})
+
+
+def _delivered(model: "RelayModel", graph: Graph, blob: dict) -> bool:
+    return set(model.current_members(graph.key)) <= blob["receipts"]
+
+
+def delete(model: "RelayModel", call: Call) -> Expected:
+    graph, blob_id, _ = _find(model, call, "blobs: DELETE")
+    del graph.blobs[blob_id]
+    return ok("blobs: DELETE -> deleted", {"ok": True})
+
+
+def sweep(model: "RelayModel", now: int) -> int:
+    """Forget ephemeral blobs past their ttl and transport blobs every current member acked."""
+    forgotten = 0
+    for graph in model.graphs.values():
+        for blob_id, blob in list(graph.blobs.items()):
+            if _expired(blob, now) or (
+                blob["policy"] == "transport" and _delivered(model, graph, blob)
+            ):
+                del graph.blobs[blob_id]
+                forgotten += 1
+    return forgotten

@@ -1,0 +1,47 @@
+"""``ModelCheck``: follow a relay that others talk to, one exchange at a time.
+
+A world's honest devices, a rogue device and ``simkit diff`` all send requests to a
+relay; whoever drives it hands every request, the relay clock it was answered at and
+the response to ``observe`` in order, and gets back the mismatches. Sweeps and
+restarts are told to the check as they happen, because neither is a request.
+"""
+
+from simkit.model.answer import compare
+from simkit.model.relay import RelayModel
+from simkit.model.store import relay_counters, store_findings
+from simkit.relay.host import Host
+from simkit.relay.http import Request, Response
+
+
+class ModelCheck:
+    """``ModelCheck(host, now, **relay_settings)``: the relay's host and settings, and
+    its clock when it started (the sweeper's schedule counts from it)."""
+
+    def __init__(self, host: Host, now: int = 0, **settings: object) -> None:
+        self.model = RelayModel(host, now, **settings)
+
+    def observe(self, request: Request, now: int, response: Response) -> list[str]:
+        """One exchange: the mismatches between ``response`` and the spec's answer."""
+        return compare(self.model.handle(request, now), response)
+
+    def sweep(self, now: int, forgotten: int) -> list[str]:
+        """The relay's ``sweep()`` ran at ``now`` and forgot ``forgotten`` blobs."""
+        expected = self.model.sweep(now)
+        if forgotten == expected:
+            return []
+        return [f"sweeper: forgot {forgotten} blob(s), the blob policies forget {expected}"]
+
+    def sweep_if_due(self, now: int, result: int | None) -> list[str]:
+        """The relay's ``sweep_if_due()`` ran at ``now`` and returned ``result``."""
+        expected = self.model.sweep_if_due(now)
+        if result == expected:
+            return []
+        return [f"sweep schedule: the sweeper answered {result}, expected {expected}"]
+
+    def restart(self, now: int) -> None:
+        """The relay restarted from its store at ``now`` (rate-limit buckets refill)."""
+        self.model.restart(now)
+
+    def store(self, relay: object) -> list[str]:
+        """The relay's whole store against the model's (``relay`` has ``snapshot()``)."""
+        return store_findings(self.model, relay.snapshot(), relay_counters(relay))

@@ -1,0 +1,124 @@
+"""Records: push with its four per-op rules, pull, and the log (spec: Records)."""
+
+from typing import TYPE_CHECKING
+
+from simkit.model import schema
+from simkit.model.answer import Expected, invalid, ok
+from simkit.model.state import Call, Graph
+
+if TYPE_CHECKING:
+    from simkit.model.relay import RelayModel
+
+OPTIONAL = ("e", "k", "sh")
+
+
+def push(model: "RelayModel", call: Call) -> Expected:
+    """Rules 1-4 per op, in order; the whole seq range is reserved up front."""
+    settings = model.settings
+    if not schema.push_body(call.body, settings.max_ops_per_push, settings.max_ciphertext_chars):
+        raise invalid("push: body schema (ops, maxOpsPerPush, maxCiphertextChars)")
+    graph = model.written_graph(call.key)
+    first = graph.counter + 1
+    graph.counter += len(call.body["ops"])  # a refused op spends its number too
+    accepted, rejected, notes = 0, [], []
+    for seq, sent in enumerate(call.body["ops"], start=first):
+        op = _stored_form(sent)
+        row = graph.rows.get(op["recordId"])
+        if op["rev"] > call.now + settings.max_rev_skew_ms:
+            rejected.append({"recordId": op["recordId"], "reason": "rev-too-far-ahead"})
+            notes.append("rule 1 rejects")
+        elif row is not None and row["rev"] >= op["rev"]:
+            notes.append("rule 2 skips")
+        elif reason := _quota(model, graph, row, op):
+            rejected.append({"recordId": op["recordId"], "reason": reason})
+            notes.append("rule 3 rejects")
+        else:
+            graph.rows[op["recordId"]] = {**op, "seq": seq}
+            graph.log.append({"seq": seq, "recordId": op["recordId"], "rev": op["rev"]})
+            graph.pushers.add(call.member)
+            accepted += 1
+            notes.append("rule 4 writes")
+    answer = {"accepted": accepted, "cursor": graph.counter, "now": call.now}
+    answer["epoch"] = graph.latest_epoch
+    if rejected:
+        answer["rejected"] = rejected
+    return ok(f"push rules ({', '.join(notes) or 'no ops'})", answer)
+
+
+def _stored_form(op: dict) -> dict:
+    """An op as the relay keeps it: numbers as integers, optional members only if sent."""
+    row = {"recordId": op["recordId"], "rev": int(op["rev"]), "n": op["n"], "c": op["c"]}
+    for name in OPTIONAL:
+        if name in op:
+            row[name] = int(op[name]) if name == "e" else op[name]
+    return row
+
+
+def _quota(model: "RelayModel", graph: Graph, row: dict | None, op: dict) -> str | None:
+    """Rule 3: a new row over the record quota, or stored ciphertext over the byte quota."""
+    if row is None and len(graph.rows) + 1 > model.settings.quota_records:
+        return "quota-records"
+    stored = graph.row_bytes() - (0 if row is None else len(row["c"])) + len(op["c"])
+    if stored > model.settings.quota_bytes:
+        return "quota-bytes"
+    return None
+
+
+def _page(model: "RelayModel", call: Call, rule: str) -> tuple[int, int]:
+    """``after`` defaults to 0; ``limit`` defaults to, and is capped at, maxPullLimit."""
+    query, ceiling = call.query, model.settings.max_pull_limit
+    after, limit = query.get("after", "0"), query.get("limit", str(ceiling))
+    if not (schema.decimal(after, 0) and schema.decimal(limit, 1)):
+        raise invalid(f"{rule}: after and limit are decimal integers")
+    return int(after), min(int(limit), ceiling)
+
+
+def _cursor(graph: Graph, after: int, page: list[dict], more: bool) -> int:
+    """The last served seq while more waits; else the high-water mark (never backwards)."""
+    return page[-1]["seq"] if more else max(after, graph.counter)
+
+
+def pull(model: "RelayModel", call: Call) -> Expected:
+    rule = "pull rules"
+    after, limit = _page(model, call, rule)
+    filters = {}
+    for name, member in (("kinds", "k"), ("shards", "sh")):
+        if name in call.query:
+            if not schema.label_list(call.query[name]):
+                raise invalid(f"{rule}: {name} is a comma-separated list of labels")
+            filters[member] = call.query[name].split(",")
+    graph = model.graph(call.key)
+    matches = sorted(
+        (row for row in graph.rows.values()
+         if row["seq"] > after and all(row.get(m) in wanted for m, wanted in filters.items())),
+        key=lambda row: row["seq"],
+    )  # fmt: skip
+    page, more = matches[:limit], len(matches) > limit
+    return ok(
+        rule,
+        {
+            "ops": page,
+            "cursor": _cursor(graph, after, page, more),
+            "more": more,
+            "epoch": graph.latest_epoch,
+        },
+    )
+
+
+def log(model: "RelayModel", call: Call) -> Expected:
+    """Never filtered; ``head``/``oldest`` are the highest and lowest seq (0 when empty)."""
+    rule = "log rules"
+    after, limit = _page(model, call, rule)
+    graph = model.graph(call.key)
+    entries = [entry for entry in graph.log if entry["seq"] > after]
+    page, more = entries[:limit], len(entries) > limit
+    return ok(
+        rule,
+        {
+            "entries": page,
+            "cursor": _cursor(graph, after, page, more),
+            "more": more,
+            "head": graph.log[-1]["seq"] if graph.log else 0,
+            "oldest": graph.log[0]["seq"] if graph.log else 0,
+        },
+    )

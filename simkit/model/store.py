@@ -1,0 +1,119 @@
+"""The model's store against the relay's: the state change the spec requires, or none.
+
+The model renders itself in the relay's snapshot schema (simkit/relay/state.py,
+``RelayState.to_data``) and the two are compared part by part, each difference
+named after the rule that decides that part.
+"""
+
+import json
+
+from simkit.model.answer import first_difference
+from simkit.model.relay import RelayModel
+from simkit.model.state import Graph
+from simkit.protocol.b64 import b64url_encode
+
+# A graph's parts in the snapshot, and the rule that decides each.
+PARTS = {
+    "seq": "push: the per-graph counter (whole range reserved up front)",
+    "records": "push rules 2 and 4: the stored row is the last-write-wins winner",
+    "log": "log rules: one entry per accepted write, never rewritten",
+    "pushers": "roster: members who ever pushed",
+    "latestEpoch": "keys: graph key epoch",
+    "rotationRequired": "keys: rotationRequired (set by revoke, cleared by a new epoch)",
+    "wraps": "keys: wraps (granted never overwritten, revoked dropped, discarded removed)",
+    "blobs": "blobs: states (upload, ack, delete, sweep)",
+}
+
+
+def store_data(model: RelayModel) -> dict:
+    """The model's store as ``Relay.snapshot()`` writes the relay's (schema 1)."""
+    return {
+        "schema": 1,
+        "devices": [model.devices[d] for d in sorted(model.devices)],
+        "graphs": [_graph_data(model.graphs[key]) for key in sorted(model.graphs)],
+    }
+
+
+def _graph_data(graph: Graph) -> dict:
+    return {
+        "key": graph.key,
+        "seq": graph.counter,
+        "latestEpoch": graph.latest_epoch,
+        "rotationRequired": graph.rotation_required,
+        "pushers": sorted(graph.pushers),
+        "records": [graph.rows[r] for r in sorted(graph.rows)],
+        "log": graph.log,
+        "wraps": [
+            [epoch, device, holders[device]]
+            for epoch, holders in sorted(graph.wraps.items())
+            for device in sorted(holders)
+        ],
+        "blobs": [
+            {
+                "blobId": blob_id,
+                "policy": blob["policy"],
+                "expiresAt": blob["expiresAt"],
+                "nonce": blob["nonce"],
+                "receipts": sorted(blob["receipts"]),
+                "data": b64url_encode(blob["data"]),
+            }
+            for blob_id, blob in sorted(graph.blobs.items())
+        ],
+    }
+
+
+def store_findings(model: RelayModel, snapshot: dict, counters: dict | None = None) -> list[str]:
+    """Where the relay's snapshot differs from the model's store.
+
+    ``counters``: the relay's incremental quota counters, ``{key: (record_bytes,
+    blob_bytes)}`` (``relay_counters``), checked against a recount when given.
+    """
+    want = store_data(model)
+    same_text = _text(want) == _text(snapshot)  # the usual case, decided fast
+    findings = [] if same_text else _differences(want, snapshot)
+    for key, counted in sorted((counters or {}).items()):
+        graph = model.graphs.get(key)
+        recount = (graph.row_bytes(), graph.blob_bytes()) if graph else (0, 0)
+        if counted != recount:
+            findings.append(
+                f"store: quotas are kept incrementally: graph {key} counts {counted[0]} "
+                f"record and {counted[1]} blob bytes, a recount gives {recount[0]} and "
+                f"{recount[1]}"
+            )
+    return findings
+
+
+def _differences(want: dict, snapshot: dict) -> list[str]:
+    """Each part of the store that differs, named after the rule that decides it."""
+    findings = []
+    wanted_devices = {d["deviceId"]: d for d in want["devices"]}
+    got_devices = {d.get("deviceId"): d for d in snapshot.get("devices", [])}
+    for device in sorted(wanted_devices.keys() | got_devices.keys(), key=str):
+        found = first_difference(
+            f"device {device}", wanted_devices.get(device), got_devices.get(device)
+        )
+        if found:
+            findings.append(f"store: devices (set-once keys, revokedAt): {found}")
+    wanted = {g["key"]: g for g in want["graphs"]}
+    got = {g.get("key"): g for g in snapshot.get("graphs", [])}
+    for key in sorted(wanted.keys() | got.keys(), key=str):
+        if key not in got or key not in wanted:
+            state = "missing from" if key not in got else "unexpected in"
+            findings.append(f"store: graph {key} {state} the relay's store (created by a write)")
+            continue
+        for part, rule in PARTS.items():
+            found = first_difference(f"graph {key} {part}", wanted[key][part], got[key].get(part))
+            if found:
+                findings.append(f"store: {rule}: {found}")
+    return findings
+
+
+def _text(data: object) -> str:
+    """Equal texts mean equal stores (``true`` is not ``1`` here, as in JSON)."""
+    return json.dumps(data, sort_keys=True)
+
+
+def relay_counters(relay: object) -> dict:
+    """``{key: (record_bytes, blob_bytes)}`` of a ``simkit.relay.Relay`` (read, not imported)."""
+    graphs = getattr(getattr(relay, "state", None), "graphs", {})
+    return {key: (g.record_bytes, g.blob_bytes) for key, g in graphs.items()}
