@@ -13,8 +13,9 @@ from pathlib import Path
 from simkit import __version__
 from simkit.campaign.driver import Campaign
 from simkit.campaign.mutation import scores
-from simkit.fuzz.reproducer import Reproducer
-from simkit.report import svg
+from simkit.fuzz.mutants import Mutant
+from simkit.fuzz.reproducer import Reproducer, replay, replay_summary
+from simkit.report import render_report, svg
 from simkit.report.html import CSS, table
 from simkit.report.tables import Table
 from simkit.sim.behaviours import CATALOGUE
@@ -110,20 +111,37 @@ def _targets(campaign: Campaign) -> list[dict]:
 
 
 def write_report(campaign: Campaign, folder: str | Path) -> Path:
-    """Write campaign.json, each finding's reproducer under findings/, and index.html
-    (which links to them); the path of index.html."""
+    """Write campaign.json, each finding's reproducer and the report of its replay
+    under findings/ (as ``simkit replay FILE --report DIR`` would), and index.html,
+    which links to them; the path of index.html."""
     folder = Path(folder)
     (folder / FINDINGS_DIR).mkdir(parents=True, exist_ok=True)
     data = summary(campaign)
+    sources = {m.name for m in campaign.plan.mutants if isinstance(m, Mutant)}
     for finding, entry in zip(campaign.findings, data["findings"], strict=True):
-        if finding.reproducer is not None:
-            name = f"{FINDINGS_DIR}/{finding.key.stem}.json"
-            Reproducer.from_json(finding.reproducer).write(folder / name)
-            entry["report_path"] = name
+        if finding.reproducer is None:
+            continue
+        stem = f"{FINDINGS_DIR}/{finding.key.stem}"
+        Reproducer.from_json(finding.reproducer).write(folder / f"{stem}.json")
+        entry["reproducer_file"] = f"{stem}.json"
+        if finding.key.target not in sources:  # a source mutant's replays on its copy only
+            entry["replay_report"] = _replay_report(folder, stem)
     (folder / "campaign.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     index = folder / "index.html"
     index.write_text(dashboard(data), encoding="utf-8")
     return index
+
+
+def _replay_report(folder: Path, stem: str) -> str:
+    """Replay a finding's reproducer and render the run's report beside it; its path
+    (relative to ``folder``), or why there is none."""
+    repro = Reproducer.load(folder / f"{stem}.json")
+    try:
+        result = replay(repro)
+    except Exception as exc:  # a crash: the reproducer's own replay shows it
+        return f"none: the replay raised {type(exc).__name__}"
+    render_report(result.world.trace, replay_summary(repro, result, Path(stem).name), folder / stem)
+    return f"{stem}/report.html"
 
 
 def dashboard(data: dict) -> str:
@@ -194,7 +212,7 @@ def findings_table(data: dict) -> Table:
         (
             f["target"], f["machine"], f["invariant"], f["failure"].splitlines()[0],
             "" if f["steps"] is None else str(f["steps"]), f"{f['found_at']:.1f} s",
-            str(f["hits"]), f.get("report_path") or f.get("path") or "",
+            str(f["hits"]), f.get("reproducer_file") or f.get("path") or "",
         )
         for f in data["findings"]
     ]  # fmt: skip
@@ -220,8 +238,13 @@ def findings_table(data: dict) -> Table:
 
 def _finding_html(finding: dict) -> str:
     """One finding: what broke, a link to its reproducer and its steps."""
-    path = finding.get("report_path") or finding.get("path")
+    path = finding.get("reproducer_file") or finding.get("path")
     link = f'<a href="{escape(path)}">{escape(path)}</a>' if path else "no reproducer"
+    rendered = finding.get("replay_report", "")
+    if rendered.endswith(".html"):
+        link += f'; the replayed run\'s report: <a href="{escape(rendered)}">{escape(rendered)}</a>'
+    elif rendered:
+        link += f"; its report: {escape(rendered)}"
     listed = finding["reproducer"]["steps"] if finding["reproducer"] else []
     steps = "".join(f"<li>{escape(json.dumps(step))}</li>" for step in listed)
     return (

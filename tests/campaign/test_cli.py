@@ -45,8 +45,13 @@ def test_a_finding_exits_1_with_a_dashboard_linking_its_reproducer(client, tmp_p
     assert result.exit_code == 1, result.output
     assert "FINDING" in result.output and "replay with: simkit replay" in result.output
     (finding,) = json.loads((report / "campaign.json").read_text())["findings"]
-    assert f'href="{finding["report_path"]}"' in (report / "index.html").read_text()
-    replayed = CliRunner().invoke(main, ["replay", str(report / finding["report_path"])])
+    page = (report / "index.html").read_text()
+    assert f'href="{finding["reproducer_file"]}"' in page
+    assert (
+        f'href="{finding["replay_report"]}"' in page
+        and (report / finding["replay_report"]).exists()
+    )
+    replayed = CliRunner().invoke(main, ["replay", str(report / finding["reproducer_file"])])
     assert replayed.exit_code == 1 and f"[{finding['invariant']}]" in replayed.output
 
 
