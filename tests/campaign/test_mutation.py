@@ -1,7 +1,8 @@
 """Mutation analysis: each mutant (a variant, or a source mutant fuzzed in a fresh
 process on a mutated copy of simkit) is fuzzed for the same budget; the broken ones
 are killed, named with the invariant, the time and the shrunk length, and the ones
-that change nothing survive."""
+that change nothing survive. The killed mutants here break in the first example any
+seed draws, so no verdict depends on the examples a seed draws."""
 
 import pytest
 
@@ -9,26 +10,23 @@ from simkit.campaign import Plan, load_mutants, run_campaign
 from simkit.campaign.mutation import MutantsError, scores
 from simkit.campaign.report import summary
 
-# Examples per mutant: a count, so the verdicts do not depend on the machine. With
-# seed 4 the two broken mutants break within 7 examples, with the newest Hypothesis
-# and with its floor (which examples a seed draws depends on the version).
-BUDGET = 10
+BUDGET = 3  # examples per mutant: a count, so the verdicts do not depend on the machine
 
 
 def test_mutants_of_both_kinds_are_scored_killed_or_survived(client):
-    broken, same = load_mutants("tests.campaign.variants:VARIANTS")
-    source_broken, source_same = load_mutants("tests.campaign.variants:SOURCE")
-    mutants = (broken, source_broken, same, source_same)
+    mutants = load_mutants("tests.campaign.variants:VARIANTS")
+    mutants += load_mutants("tests.campaign.variants:SOURCE")
     plan = Plan(600, seed=4, mutants=mutants, chunk_examples=BUDGET, shrink_attempts=3)
     campaign = run_campaign(plan, client)
 
     table = {s.name: s for s in scores(plan.mutants, campaign.outcomes)}
-    assert [s.kind for s in table.values()] == ["variant", "source", "variant", "source"]
-    for name in ("keep_last_equal", "first-equal-rev-replaced"):
+    assert [s.kind for s in table.values()] == ["variant", "variant", "source", "source"]
+    killers = {"a1_loop_raises": "crash", "graph-key-sent-unwrapped": "epochs"}
+    for name, invariant in killers.items():
         killed = table[name]
-        assert killed.verdict == "killed", killed
-        assert killed.invariant in ("lww", "seq-and-log")
-        assert killed.found_after is not None and killed.shrunk_steps <= killed.first_steps
+        assert killed.verdict == "killed" and killed.invariant == invariant, killed
+        assert killed.examples == 1 and killed.found_after is not None
+        assert killed.shrunk_steps <= killed.first_steps
     for name in ("same_as_honest", "docstring-only"):
         survivor = table[name]
         assert survivor.verdict == "survived", survivor

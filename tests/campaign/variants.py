@@ -1,5 +1,8 @@
-"""Variants for the campaign tests: the protocol as specified under another name (a
-mutant no invariant can kill), and a relay whose worker process dies once."""
+"""Variants and mutants for the campaign tests: the protocol as specified under
+another name and a docstring changed (mutants no invariant can kill), a device that
+crashes and a client that sends graph keys unwrapped (mutants the very first example
+of any seed kills: Hypothesis starts every run with its simplest example), and a
+relay whose worker process dies once."""
 
 import os
 import signal
@@ -8,7 +11,7 @@ from pathlib import Path
 from simkit.fuzz.mutants import Mutant
 from simkit.relay import Relay
 from simkit.sim.variant import Variant
-from tests.fuzz.variants import keep_last_equal
+from tests.fuzz.crash_variants import a1_loop_raises
 
 KILL_DIR = "SIMKIT_TEST_KILL_DIR"  # set before the test cluster starts: workers inherit it
 
@@ -33,15 +36,16 @@ dies_once = Variant(
     "dies-once", "the worker process dies at its first request", relay=DiesOnceArmed
 )
 
-VARIANTS = [keep_last_equal, same_as_honest]
+VARIANTS = [a1_loop_raises, same_as_honest]
 
 SOURCE = [
     Mutant(
-        "first-equal-rev-replaced",
-        "relay/records.py",
-        "return op_rev > stored_rev",
-        "return op_rev >= stored_rev",
-        "Records, push rule 2: only a strictly higher rev replaces the stored record",
+        "graph-key-sent-unwrapped",
+        "client/keyops.py",
+        'wraps[entry["deviceId"]] = wrap_graph_key(key, entry["pubJwk"], entropy=device.entropy)',
+        'wraps[entry["deviceId"]] = __import__("simkit.protocol.b64").protocol.b64'
+        ".b64url_encode(key)",
+        "Key wrapping: a new epoch's key reaches each device wrapped to its public key",
     ),
     Mutant(
         "docstring-only",
