@@ -642,6 +642,7 @@ def campaign(
     from pathlib import Path
 
     from simkit.campaign import Plan, connect, load_mutants, run_campaign
+    from simkit.campaign.chunk import CHUNK_EXAMPLES
     from simkit.campaign.report import summary, write_report
     from simkit.fuzz.corpus import KNOWN
     from simkit.fuzz.runner import SHRINK_CAP_S
@@ -662,6 +663,7 @@ def campaign(
     plan = Plan(
         seconds=seconds, seed=seed, variants=variants,
         mutants=load_mutants(mutants_ref) if mutants_ref else (), chunks=chunks,
+        chunk_examples=None if mutants_ref else CHUNK_EXAMPLES,  # a mutant: --time alone
         max_steps=max_steps, shrink_seconds=shrink_seconds, stop_on_failure=stop_on_failure,
         corpus=Path(known_dir) if known_dir else KNOWN,
     )  # fmt: skip

@@ -40,8 +40,8 @@ def connect(workers: int | None = None, scheduler: str | None = None) -> Iterato
             client = Client(scheduler, timeout=CONNECT_S)
         except (OSError, ValueError) as exc:
             raise ClusterError(
-                f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_S:g} s "
-                f"({exc}); start one with `dask scheduler` (docs/campaigns.md)"
+                f"--scheduler {scheduler}: no Dask scheduler to connect to ({exc}); start one "
+                "with `dask scheduler` (docs/campaigns.md)"
             ) from None
         with client:
             yield client

@@ -55,18 +55,18 @@ class Plan:
             "shrink_seconds": self.shrink_seconds, "shrink_attempts": self.shrink_attempts,
             "examples": self.chunk_examples, "stop": stop,
         }  # fmt: skip
+        variants = [m for m in self.mutants if isinstance(m, str)] + [v for v in self.variants if v]
+        common["preload"] = tuple(variants)
         if self.mutants:
             if index >= len(self.mutants):
                 return None
             target = self.mutants[index]
-            if isinstance(target, Mutant):
-                return Chunk(seconds=self.seconds, mutant=target, **common)
-            return Chunk(seconds=self.seconds, variant=target, preload=(target,), **common)
+            if isinstance(target, Mutant):  # a fresh process of its own: nothing to preload
+                return Chunk(seconds=self.seconds, mutant=target, **{**common, "preload": ()})
+            return Chunk(seconds=self.seconds, variant=target, **common)
         if remaining <= 0:
             return None
-        variant = self.variants[index % len(self.variants)]
-        preload = tuple(v for v in self.variants if v)
-        return Chunk(seconds=remaining, variant=variant, preload=preload, **common)
+        return Chunk(seconds=remaining, variant=self.variants[index % len(self.variants)], **common)
 
 
 @attrs.define

@@ -54,6 +54,22 @@ def test_a_finding_exits_1_with_a_dashboard_linking_its_reproducer(client, tmp_p
     assert replayed.exit_code == 1 and "internal error: KeyError" in replayed.output
 
 
+def test_mutation_analysis_scores_the_mutants_and_exits_1_while_one_survives(client, tmp_path):
+    """Each mutant gets --time seconds; the killer breaks in the first example, which
+    starts whatever the budget (the budget is checked as each example starts)."""
+    result = CliRunner().invoke(
+        main,
+        ["campaign", "--time", "3", "--scheduler", client.scheduler.address, "--mutants",
+         "tests.campaign.variants:SOURCE", "--json", str(tmp_path / "m.json")],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "mutation score: 1/2 killed" in result.output
+    assert "killed   graph-key-sent-unwrapped  by epochs" in result.output
+    assert "survived docstring-only" in result.output
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert data["verdict"] == "1/2 mutants killed" and data["budget"]["chunk_examples"] is None
+
+
 def test_ctrl_c_to_the_process_group_stops_the_chunks_and_reports_what_ran(tmp_path):
     """As a terminal does: SIGINT to the campaign and its cluster's processes at once,
     sent once the first chunk is running (the status line says so)."""
