@@ -72,11 +72,12 @@ def test_mutation_analysis_scores_the_mutants_and_exits_1_while_one_survives(cli
 
 def test_ctrl_c_to_the_process_group_stops_the_chunks_and_reports_what_ran(tmp_path):
     """As a terminal does: SIGINT to the campaign and its cluster's processes at once,
-    sent once the first chunk is running (the status line says so)."""
+    sent once the first chunk is running (the status line says so). Short examples:
+    a chunk stops at its next example."""
     root = Path(__file__).parents[2]
     out = tmp_path / "c.json"
-    args = ["campaign", "--workers", "1", "--time", "600", "--known", str(tmp_path / "k"),
-            "--json", str(out)]  # fmt: skip
+    args = ["campaign", "--workers", "1", "--time", "600", "--max-steps", "2",
+            "--known", str(tmp_path / "k"), "--json", str(out)]  # fmt: skip
     with subprocess.Popen(
         [sys.executable, "-m", "simkit.cli", *args], cwd=root, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,
