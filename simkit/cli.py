@@ -157,6 +157,13 @@ def vectors() -> None:
     default=None,
     help="Reproducer path (default: simkit-repro-<variant>-<seed>.json).",
 )
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the run's figures, invariants, behaviours reached and finding as JSON.",
+)
 def fuzz(
     seconds: float,
     shrink_seconds: float | None,
@@ -164,6 +171,7 @@ def fuzz(
     max_steps: int,
     variant_ref: str | None,
     out: str | None,
+    json_path: str | None,
 ) -> None:
     """Run the state machines until the budget ends or an invariant breaks.
 
@@ -222,6 +230,8 @@ def fuzz(
         written=written,
     )  # fmt: skip
     status.end()
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_json(path), indent=2) + "\n")
     if result.failure is None:
         rate = result.steps / result.seconds if result.seconds else 0
         click.echo(
@@ -542,6 +552,264 @@ def bench(group: str, json_path: str | None, quick: bool, no_crypto_cache: bool)
         with open(json_path, "w", encoding="utf-8") as fh:
             json.dump(report, fh, indent=2)
         click.echo(f"wrote {json_path}", err=True)
+
+
+@main.command()
+@debug_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8080,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one (printed on the first line).",
+)
+@click.option(
+    "--store",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Keep the relay's state in this SQLite file (created if missing); "
+    "without it the state is in memory and lost on exit.",
+)
+@click.option(
+    "--members",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The members file: members, groups, capabilities and bearer tokens "
+    "(docs/relay.md). Default: the conformance directory shipped with simkit.",
+)
+@click.option(
+    "--variant",
+    "variant_ref",
+    metavar="MODULE:NAME|PATH.py:NAME",
+    help="Serve a protocol variant's relay instead of the reference relay. Only for "
+    "testing simkit diff: a variant is a deliberately changed protocol.",
+)
+@click.option(
+    "--no-rate-limits",
+    is_flag=True,
+    help="Turn the relay's per-member rate limits off (load tests, benchmarks).",
+)
+def serve(
+    host: str,
+    port: int,
+    store: str | None,
+    members: str | None,
+    variant_ref: str | None,
+    no_rate_limits: bool,
+) -> None:
+    """Serve the reference relay over HTTP (Hypercorn on Trio) until Ctrl-C or SIGTERM.
+
+    Every write is durable in --store before its answer is sent. The first line
+    printed is the URL it listens on.
+    """
+    import trio
+
+    from simkit.relay import Relay
+    from simkit.sim.variant import load_variant
+    from simkit.wire.serve import open_server, run
+
+    relay_class = load_variant(variant_ref).relay if variant_ref else Relay
+    server = open_server(host, port, members, store, relay_class, not no_rate_limits)
+    where = f"store {store}" if store else "in memory"
+    if members is None:
+        click.echo(
+            "simkit serve: no --members: serving the conformance directory, whose tokens "
+            "are public (docs/relay.md)",
+            err=True,
+        )
+
+    def announce(url: str) -> None:
+        click.echo(f"listening on {url} ({where})")
+        sys.stdout.flush()
+
+    trio.run(run, server, announce)
+
+
+@main.command()
+@debug_option
+@click.argument("url")
+@click.option(
+    "--auth",
+    "auth_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A members file whose [tokens] name the identities the checks use "
+    "(default: the conformance directory shipped with simkit).",
+)
+def conform(url: str, auth_path: str | None) -> None:
+    """Run the relay conformance checks over HTTP against the relay at URL.
+
+    The relay must have an empty store and know the conformance directory
+    (docs/relay.md, "Conformance over HTTP"). Prints one row per check (passed,
+    failed or skipped, and the spec line it tests); exit 1 if any check failed.
+    """
+    from simkit.wire.conform import MEMBERS, run
+    from simkit.wire.members import load_directory
+    from simkit.wire.target import HttpTarget
+
+    target = HttpTarget(url)
+    auth = load_directory(auth_path or MEMBERS)
+    rerun_with(shlex.join(["simkit", "conform", url, *(["--auth", auth_path] * bool(auth_path))]))
+    results = run(target, auth, progress=_print_check)
+    target.close()
+    counts = {o: sum(r.outcome == o for r in results) for o in ("pass", "fail", "skip")}
+    click.echo(
+        f"{url}: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "
+        f"of {len(results)} checks (spec lines: relay-spec.md)"
+    )
+    sys.exit(1 if counts["fail"] else 0)
+
+
+def _print_check(result) -> None:
+    check = result.check
+    click.echo(
+        f"{result.outcome.upper():<4}  {check.spec:<9} {check.area:<12} {check.name}"
+        + (f"\n        {result.detail}" if result.detail else "")
+    )
+
+
+@main.command("diff")
+@debug_option
+@click.argument("url", required=False)
+@click.option(
+    "--time",
+    "seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Wall-clock budget in seconds, for the search and the shrinking of a divergence.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the session.")
+@click.option(
+    "--cohorts",
+    type=click.IntRange(min=10),
+    default=None,
+    help="Cohorts of identities (one per example) in the members file; give the same "
+    "number to --write-members and to the run (default: 1000).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Reproducer path (default: simkit-diff-<seed>.json).",
+)
+@click.option(
+    "--write-members",
+    "members_out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the members file the relay under test must be configured with "
+    "(simkit serve --members FILE) and exit.",
+)
+@click.option(
+    "--replay",
+    "replay_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Send a reproducer's requests again (to a relay with an empty store); "
+    "exit 1 while the divergence is still there.",
+)
+def diff_command(
+    url: str | None,
+    seconds: float,
+    seed: int,
+    cohorts: int | None,
+    out: str | None,
+    members_out: str | None,
+    replay_path: str | None,
+) -> None:
+    """Differential fuzzing: the same seeded raw requests to the reference relay
+    (in-process) and to the relay at URL; the first divergence in status, error code
+    or body is shrunk and written as a reproducer (docs/relay.md, "Differential
+    fuzzing"). Exit 0 when none was found in the budget, 1 on a divergence.
+    """
+    from pathlib import Path
+
+    from simkit.wire.diff import DEFAULT_COHORTS, diff_directory, members_toml
+    from simkit.wire.target import HttpTarget
+
+    count = cohorts or DEFAULT_COHORTS
+    directory = diff_directory(count)
+    if members_out:
+        Path(members_out).write_text(members_toml(directory), encoding="utf-8")
+        click.echo(f"wrote {members_out}: {count} cohorts, {len(directory.tokens)} tokens")
+        return
+    if url is None:
+        raise click.UsageError("give the relay's URL (or --write-members FILE)")
+    target = HttpTarget(url)
+    if replay_path:
+        _replay_diff(replay_path, target, directory)
+        return
+    path = out or f"simkit-diff-{seed}.json"
+    if not Path(path).resolve().parent.is_dir():
+        raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
+    _run_diff(target, directory, seconds, seed, count, path)
+
+
+def _run_diff(target, directory, seconds, seed, cohorts, path) -> None:
+    from simkit.wire.diff import diff
+
+    click.echo(f"diffing {target.name} against the reference relay for {seconds:g} s, seed {seed}")
+    status = _Status()
+
+    def progress(result) -> None:
+        if result.found_after is None:
+            status.show(f"{result.seconds:6.1f} s  {result.examples} examples  "
+                        f"{result.requests} requests")  # fmt: skip
+        elif result.reproducer is not None:
+            status.show(f"shrinking: {len(result.reproducer.requests)} requests left, "
+                        f"{result.shrink_attempts} attempts")  # fmt: skip
+
+    result = diff(target, directory, seconds=seconds, seed=seed, cohorts=cohorts, out=path,
+                  progress=progress)  # fmt: skip
+    status.end()
+    target.close()
+    budget = (f"{result.examples} examples, {result.requests} requests in {result.seconds:.1f} s, "
+              f"{result.cohorts_used} of {cohorts} cohorts")  # fmt: skip
+    best = result.reproducer
+    if best is None:
+        ended = "the cohorts ran out" if result.stopped == "cohorts" else "the budget ran out"
+        click.echo(f"no divergence ({ended}): {budget}")
+        sys.exit(130 if result.stopped == "interrupted" else 0)
+    how = {
+        "done": f"shrunk in {result.shrink_attempts} replays",
+        "budget": f"shrinking cut off by --time after {result.shrink_attempts} replays",
+        "cohorts": f"shrinking cut off: the cohorts ran out after {result.shrink_attempts} replays",
+        "interrupted": "shrinking interrupted (Ctrl-C)",
+        "unreachable": f"the relay stopped answering: {result.unreachable}",
+    }[result.stopped]
+    click.echo(
+        f"DIVERGENCE after {result.found_after:.1f} s in an example of {result.first_requests} "
+        f"requests ({budget}); {how}"
+    )
+    click.echo(f"requests ({len(best.requests)}), answered alike until the last:")
+    for index, (caller, request) in enumerate(zip(best.callers, best.requests, strict=True)):
+        query = (
+            "?" + "&".join(f"{k}={v}" for k, v in request.query.items()) if request.query else ""
+        )
+        click.echo(f"  {index:3d}  {request.method} {request.path}{query}  as {caller or '-'}")
+    click.echo(f"{best.rule}:")
+    for line in best.found:
+        click.echo(f"  {line}")
+    click.echo(f"reproducer: {path}  (replay on a relay with an empty store: "
+               f"simkit diff {target.name} --replay {path})")  # fmt: skip
+    sys.exit(1)
+
+
+def _replay_diff(path, target, directory) -> None:
+    from simkit.wire.diff import replay, send
+    from simkit.wire.diff.run import RelayClock
+
+    index, found = replay(path, target, directory, RelayClock(), send)
+    target.close()
+    if not found:
+        click.echo(f"no divergence: every answer of {target.name} matches the reference relay")
+        return
+    click.echo(f"divergence at request {index}:")
+    for line in found:
+        click.echo(f"  {line}")
+    sys.exit(1)
 
 
 @main.command()

@@ -462,6 +462,15 @@ class AdversaryMachine(WorldMachine):
 
     honest = False
 
+    def ceremonies(self, data) -> list[dict]:
+        """Those of the honest machine, and a theft (which ``interrupt`` may cut too)."""
+        out = super().ceremonies(data)
+        pairs = self._same_member_pairs()
+        if pairs:
+            by, device = self.pick(data, pairs, "steal")
+            out.append({"rule": "steal", "by": by, "device": device})
+        return out
+
     def _mode(self, data, name: str, params: dict, target: str) -> dict:
         params = dict(params)
         if name == "rollback":
@@ -483,13 +492,15 @@ class AdversaryMachine(WorldMachine):
     @rule(
         data=st.data(),
         mode=st.sampled_from(MODES),
-        count=st.sampled_from([1, 70]),
-        merge=st.booleans(),
+        count=st.sampled_from([1, 70, 70]),  # a boundary's worth is what checkpoints need
+        merge=st.sampled_from([True, True, False]),
     )
     def attack(self, data, mode, count, merge):
         """A mode switched on, then what exposes it: another device writes to a graph
-        the target follows (one record, or a checkpoint boundary's worth), time passes,
-        and a fork or rollback may meet the honest history again."""
+        the target follows (one record, or a checkpoint boundary's worth); on a fork
+        or rollback the target writes as much on its side; after substituted keys the
+        target rotates (a wrap to the changed keys); time passes for checkpoints to be
+        published and served; and a fork or rollback may meet the honest history."""
         if len(self.honest_devices()) < 2:
             return
         target = self.pick(data, self.honest_devices(), "target")
@@ -504,10 +515,15 @@ class AdversaryMachine(WorldMachine):
             return
         self.do(**self._mode(data, *mode, target))
         writer, graph = self.pick(data, shared, "writer")
-        if count == 1:
-            self.do(rule="write", device=writer, graph=graph, record="r0", op="edit")
-        else:
-            self.do(rule="burst", device=writer, graph=graph, count=count)
+        sides = [writer, target] if mode[0] in ("fork", "rollback") else [writer]
+        for device in sides:
+            if count == 1:
+                self.do(rule="write", device=device, graph=graph, record="r0", op="edit")
+            else:
+                self.do(rule="burst", device=device, graph=graph, count=count)
+        if mode[0] == "substitute-keys":
+            self.do(rule="rotate", by=target, graph=graph)
+        self.do(rule="advance", seconds=30)
         self.do(rule="advance", seconds=30)
         if merge and mode[0] in ("fork", "rollback"):
             self.do(rule="merge")

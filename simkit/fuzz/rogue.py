@@ -15,7 +15,9 @@ from simkit.relay.http import Request
 
 ROGUES = {"mallory": ("m1", "m2", "m3"), "trudy": ("t1", "t2")}
 ROGUE_GROUP = "lab"
-SPACE = RequestSpace(devices=ROGUES, groups=(ROGUE_GROUP, "team"))
+# The fleet sends well-formed requests all day; the rogue is there for the rest, so
+# most of its requests carry a fault (and a third are well-formed, to build state).
+SPACE = RequestSpace(devices=ROGUES, groups=(ROGUE_GROUP, "team"), faults=(0, 1, 1, 2))
 
 
 def encode(request: Request) -> dict:

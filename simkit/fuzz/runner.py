@@ -92,6 +92,28 @@ class FuzzResult:
     failure: str | None = None  # what broke in it
     coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
 
+    def to_json(self, reproducer_path: str | None = None) -> dict:
+        """What ``simkit fuzz --json`` writes: the budget spent, what was checked and
+        reached, and the finding (with its reproducer's path) if there is one."""
+        return {
+            "examples": self.examples,
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            "steps_per_second": round(self.steps / self.seconds, 2) if self.seconds else 0,
+            "invariants": self.invariants,
+            "behaviours": self.coverage.to_json(),
+            "finding": None
+            if self.failure is None
+            else {
+                "failure": self.failure,
+                "found_after": self.found_after,
+                "first_steps": self.first_steps,
+                "steps": len(self.reproducer.steps) if self.reproducer else None,
+                "shrinking": self.shrinking,
+                "reproducer": reproducer_path if self.reproducer else None,
+            },
+        }
+
 
 def fuzz(
     variant: Variant,

@@ -16,7 +16,7 @@ from simkit.fuzz import rogue
 from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
-from simkit.sim.forge import forged_op
+from simkit.sim.forge import forged_grant, forged_op
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import Write, plaintext
 from simkit.sim.world import Tripwire
@@ -110,24 +110,43 @@ def _pair(driver, step, index) -> None:
 
 def _forge(driver, step, index) -> None:
     """A member's buggy or malicious client pushes one sealed record that breaks a
-    receive rule (client rule 2): every receiver must refuse it, never apply it."""
+    receive rule (client rule 2): every receiver must refuse it, never apply it. Or
+    (``how: wrap``) it fills another device's key gap with a wrap that device cannot
+    open (client rule 12: discarded and granted again)."""
     world = driver.world
     slot = world.slots[step["device"]]
     if slot.device is None:
         return
     graph_id = graph_id_for(step["graph"], slot.member)
+    sk = slot.device.storage_key(graph_id)
 
-    async def push():
-        op = forged_op(slot.device, graph_id, step["record"], step["how"])
-        if op is None:
+    async def send():
+        if step["how"] == "wrap":
+            others = [d for d in _lacking(world, sk) if d != step["device"]]
+            request = forged_grant(slot.device, graph_id, others)
+        else:
+            op = forged_op(slot.device, graph_id, step["record"], step["how"])
+            request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
+            if op is not None:
+                world.forged.add((sk, step["record"], op["rev"]))
+        if request is None:
             return
-        world.forged.add((slot.device.storage_key(graph_id), step["record"], op["rev"]))
         try:
-            await slot.device.request("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
+            await slot.device.request(*request)
         except SimkitError as exc:
             world.note("event", step["device"], name="app.forge-failed", detail=str(exc))
 
-    driver.run(world.on_device, step["device"], push)
+    driver.run(world.on_device, step["device"], send)
+
+
+def _lacking(world, sk: str) -> list[str]:
+    """Active devices of the graph's current members that hold no wrap of its latest
+    epoch (the key gaps a grant may fill)."""
+    graph = world.relay.state.graphs.get(sk)
+    if graph is None or not graph.latest_epoch:
+        return []
+    holders = graph.wraps.get(graph.latest_epoch, {})
+    return [d.device_id for d in world.relay._eligible(sk) if d.device_id not in holders]
 
 
 # -- blobs ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ behaviour coverage (one pass, no rescans). Each returns violations naming the
 invariant, graph, devices, records and trace position.
 """
 
-from simkit.invariants.alarms import BOUND_S, AlarmCompleteness, AlarmSoundness
+from simkit.invariants.alarms import AlarmCompleteness, AlarmSoundness
 from simkit.invariants.base import Invariant, Violation, event_key
 from simkit.invariants.blindness import Blindness
 from simkit.invariants.blobs import BlobPolicies
@@ -91,4 +91,4 @@ class Monitor:
         return out + [v for inv in self.invariants for v in (*inv.step(world), *inv.final(world))]
 
 
-__all__ = ["ALL", "BOUND_S", "NAMES", "Invariant", "Monitor", "Violation"]
+__all__ = ["ALL", "NAMES", "Invariant", "Monitor", "Violation"]

@@ -59,6 +59,7 @@ class Invariant:
     name = "invariant"
     honest_only = False  # only meaningful when the relay is honest
     observes: tuple[str, ...] = ()
+    judges_events = False  # ``observe`` reports violations (not only gathers for ``final``)
 
     def observe(self, world, event) -> Iterable["Violation"]:
         return ()

@@ -8,15 +8,23 @@ class Epochs(Invariant):
     """A device's epoch only moves up; devices holding an epoch hold the same key; at
     quiescence every eligible active device holds a wrap for the latest epoch unless a
     rotation named it in ``excluding`` (or, in approve mode, no holder approved it).
-    Honest relay only: a forked or rolled-back relay serves different key histories."""
+    Honest relay only: a forked or rolled-back relay serves different key histories.
+
+    One split is the protocol's own doing and is counted in ``known`` instead
+    (docs/findings.md, F1): a rotation that lost the race to mint an epoch is taken
+    as a grant, which gives the devices the winner excluded the loser's key. The
+    relay's event shows it: a grant whose poster is among the devices it grants to
+    (a holder never grants to itself)."""
 
     name = "epochs"
     honest_only = True
-    observes = ("graph.rotate",)
+    observes = ("graph.rotate", "keys.grant")
 
     def __init__(self) -> None:
         self._epochs: dict[tuple[str, str], int] = {}
         self.rotations = Rotations()
+        self._lost_races: set[tuple[str, int]] = set()  # (graph, epoch) a rotation lost
+        self.known: list[str] = []
 
     def step(self, world):
         out = []
@@ -40,7 +48,11 @@ class Epochs(Invariant):
         return out + self._agreement(world)
 
     def observe(self, world, event):
-        self.rotations.note(event)
+        fields = event.fields
+        if fields["name"] == "graph.rotate":
+            self.rotations.note(event)
+        elif fields["device_id"] in fields["devices"]:
+            self._lost_races.add((fields["graph"], fields["epoch"]))
         return ()
 
     def _agreement(self, world):
@@ -52,7 +64,9 @@ class Epochs(Invariant):
             for sk, wire in sorted(slot.device.store.rows("keyring").items()):
                 for epoch, key in sorted(wire["keys"].items()):
                     first = keys.setdefault((sk, int(epoch)), (key, device_id))
-                    if first[0] != key:
+                    if first[0] != key and (sk, int(epoch)) in self._lost_races:
+                        self.known.append(f"F1: {device_id} and {first[1]}, epoch {epoch}")
+                    elif first[0] != key:
                         out.append(
                             self.violation(
                                 world,

@@ -22,7 +22,10 @@ class RelayModel(Invariant):
     def step(self, world):
         findings = world.model_findings[self._read :]
         self._read = len(world.model_findings)
-        return [self.violation(world, detail, trace_seq=seq) for seq, detail in findings]
+        return [
+            self.violation(world, detail, trace_seq=seq, devices=who, records=records)
+            for seq, detail, who, records in findings
+        ]
 
     def final(self, world):
         if world.model_check is None or not world.relay_up:

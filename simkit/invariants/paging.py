@@ -13,6 +13,7 @@ class Paging(Invariant):
     name = "paging"
     honest_only = True  # a malicious relay may stall a read; the device only must not hang
     observes = ("sync.stopped",)
+    judges_events = True
 
     def observe(self, world, event):
         fields = event.fields

@@ -39,8 +39,9 @@ class InvariantCheck:
 
 
 def checks_during_run(invariant: Invariant) -> bool:
-    """Whether the invariant checks after every step, not only at quiescence."""
-    return type(invariant).step is not Invariant.step
+    """Whether the invariant checks after every step, not only at quiescence: its
+    ``step`` does, or its ``observe`` reports what it reads (``judges_events``)."""
+    return type(invariant).step is not Invariant.step or invariant.judges_events
 
 
 def verdicts(

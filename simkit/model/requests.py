@@ -63,6 +63,8 @@ class RequestSpace:
     blob_ids: tuple[str, ...] = ("b0", "b1", "b2")
     labels: tuple[str, ...] = ("note", "task")
     credential: Callable[[str | None, str | None], dict[str, str]] = headers
+    # how many faults a request gets, drawn from this (well-formed 70 % of the time)
+    faults: tuple[int, ...] = (0,) * 7 + (1,) * 2 + (2,)
 
     @property
     def members(self) -> list[str]:
@@ -140,7 +142,7 @@ FAULTS = ("caller", "graph", "method", "path", "query", "body", "oversize")
 def _request(b: _Build) -> Request:
     """A well-formed request most of the time; else one or two faults, so that both
     every refusal and the pipeline's order (the earliest failing step answers) show."""
-    faults = b.faults = {b.pick(FAULTS) for _ in range(b.pick([0] * 7 + [1] * 2 + [2]))}
+    faults = b.faults = {b.pick(FAULTS) for _ in range(b.pick(b.space.faults))}
     route = b.pick(WEIGHTED_ROUTES)
     member, device = _caller(b, route, bad="caller" in faults)
     b.member = member if isinstance(member, str) else b.space.members[0]

@@ -60,6 +60,7 @@ class RelayCore:
         *,
         state: RelayState | None = None,
         on_event: Callable[[Event], object] | None = None,
+        on_commit: Callable[[Transaction], object] | None = None,
         **settings: object,
     ) -> None:
         self.host = host
@@ -67,6 +68,7 @@ class RelayCore:
         self.settings = RelaySettings(**settings)
         self.state = RelayState() if state is None else state
         self.on_event = on_event
+        self.on_commit = on_commit
         self._limiter = RateLimiter(self.settings.rate_limits)
         interval = self.settings.sweep_interval_ms
         self.next_sweep_at: int | None = clock() + interval if interval else None
@@ -96,11 +98,18 @@ class RelayCore:
         self._deliver(tx.events())
         return response
 
-    @staticmethod
-    def _atomically(tx: Transaction, work: Callable[[], T]) -> T:
-        """Run ``work``; if it raises, undo everything it changed and re-raise."""
+    def _atomically(self, tx: Transaction, work: Callable[[], T]) -> T:
+        """Run ``work``, then ``on_commit(tx)`` if it changed anything; if either raises,
+        undo everything it changed and re-raise.
+
+        ``on_commit`` is how a driver makes a change durable before it is answered
+        (``simkit serve --store``): when it fails, the request changed nothing.
+        """
         try:
-            return work()
+            result = work()
+            if self.on_commit is not None and tx.changed:
+                self.on_commit(tx)
+            return result
         except BaseException:
             tx.rollback()
             raise

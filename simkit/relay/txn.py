@@ -4,6 +4,8 @@ Every change to ``RelayState`` goes through a ``Transaction`` method that
 records its inverse, so a request refused or crashing part-way is rolled back
 to exactly the state it found (spec: Endpoints, "one write transaction").
 Undoing costs only what the request changed, never a copy of the store.
+``changed`` lists what each change touched, so a driver that keeps the state
+elsewhere (the SQLite store of ``simkit serve``) writes just that on commit.
 """
 
 from collections.abc import Callable, MutableMapping
@@ -13,10 +15,16 @@ from simkit.relay.events import Event, Poke
 
 
 class Transaction:
-    """An undo journal plus the events to deliver if the transaction commits."""
+    """An undo journal plus the events to deliver if the transaction commits.
+
+    ``changed`` holds one ``(container, key)`` pair per change, in order: the
+    mapping and key set or deleted, the list and the item appended, or the object
+    and the attribute assigned.
+    """
 
     def __init__(self, now: int) -> None:
         self.now = now
+        self.changed: list[tuple[object, object]] = []
         self._undo: list[Callable[[], object]] = []
         self._events: list[Event] = []
         self._poked: dict[str, None] = {}
@@ -27,17 +35,21 @@ class Transaction:
         else:
             self._undo.append(partial(mapping.pop, key))
         mapping[key] = value
+        self.changed.append((mapping, key))
 
     def delete(self, mapping: MutableMapping, key: object) -> None:
         self._undo.append(partial(mapping.__setitem__, key, mapping.pop(key)))
+        self.changed.append((mapping, key))
 
     def append(self, items: list, item: object) -> None:
         items.append(item)
         self._undo.append(items.pop)
+        self.changed.append((items, item))
 
     def assign(self, obj: object, name: str, value: object) -> None:
         self._undo.append(partial(setattr, obj, name, getattr(obj, name)))
         setattr(obj, name, value)
+        self.changed.append((obj, name))
 
     def emit(self, event: Event) -> None:
         self._events.append(event)
@@ -49,6 +61,7 @@ class Transaction:
     def rollback(self) -> None:
         while self._undo:
             self._undo.pop()()
+        self.changed.clear()
         self._events.clear()
         self._poked.clear()
 

@@ -72,14 +72,15 @@ class Mode:
     def __init__(self, world, action) -> None:
         self.world, self.action, self.params = world, action, dict(action.params)
         self.targets = frozenset(action.targets)
-        self.served: dict[str, float] = {}  # target -> when it was first served a contradiction
+        # target -> (when, graph ID) it was first served a contradiction
+        self.served: dict[str, tuple[float, str]] = {}
 
-    def contradict(self, device_id: str) -> None:
-        """Note that a target was served something the client detects directly, when
-        this is its only mode (another could mask the contradiction)."""
+    def contradict(self, device_id: str, graph_id: str) -> None:
+        """Note that a target was served something the client detects directly in that
+        graph, when this is its only mode (another could mask the contradiction)."""
         aimed = [m for m in self.world.adversary.modes if m.aims_at(device_id)]
         if aimed == [self]:
-            self.served.setdefault(device_id, trio.current_time())
+            self.served.setdefault(device_id, (trio.current_time(), graph_id))
             self.world.coverage.add(["adversary contradiction"])
 
     def aims_at(self, device_id: str | None) -> bool:
@@ -125,7 +126,7 @@ class Shadow(Mode):
         body = _json(response)
         served = self.world.adversary.served_cursor.get((device_id, graph_id), 0)
         if body is not None and what == "push" and body["cursor"] < served:
-            self.contradict(device_id)
+            self.contradict(device_id, graph_id)
         return response
 
 
@@ -185,7 +186,7 @@ class Withhold(Mode):
             if not self.hide_in_log and any(
                 self._detectable(device_id, graph_id, o) for o in hidden
             ):
-                self.contradict(device_id)
+                self.contradict(device_id, graph_id)
             body["ops"] = kept
         elif self.hide_in_log:
             entries = [e for e in body["entries"] if not self._hidden(key, e["recordId"], e["seq"])]
@@ -243,13 +244,13 @@ class Reorder(Mode):
     """Serve log pages (``what: log``) or pull pages (``what: pull``) in reverse order."""
 
     def edit(self, request, device_id, response):
-        _, what = _route(request)
+        graph_id, what = _route(request)
         body = _json(response)
         field = {"log": "entries", "pull": "ops"}.get(self.params.get("what", "log"))
         if body is None or what != self.params.get("what", "log"):
             return response
         if field == "entries" and len({e["seq"] for e in body[field]}) > 1:
-            self.contradict(device_id)
+            self.contradict(device_id, graph_id)
         body[field] = list(reversed(body[field]))
         return _with_body(response, body)
 
@@ -369,12 +370,13 @@ class MaliciousRelay:
         self.served_cursor: dict[tuple[str, str], int] = {}  # (device, graph ID) -> max cursor
         self.modes_ever: list[Mode] = []
 
-    def contradictions(self) -> dict[str, float]:
-        """Each target's first directly detectable contradiction (simulated time)."""
-        out: dict[str, float] = {}
+    def contradictions(self) -> dict[str, tuple[float, str]]:
+        """Each target's first directly detectable contradiction: (simulated time,
+        the graph ID it was served in)."""
+        out: dict[str, tuple[float, str]] = {}
         for mode in self.modes_ever:
-            for device_id, t in mode.served.items():
-                out[device_id] = min(t, out.get(device_id, t))
+            for device_id, served in mode.served.items():
+                out[device_id] = min(served, out.get(device_id, served))
         return out
 
     def prepare(self, schedule) -> None:

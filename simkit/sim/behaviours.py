@@ -198,7 +198,7 @@ def _catalogue() -> tuple[Behaviour, ...]:
         for m in ADVERSARY_MODES
     ]
     out += [
-        Behaviour(f"adversary {m} detected", "adversary", f"a target of {m} raised the alarm")
+        Behaviour(f"adversary {m} detected", "adversary", f"an alarm with {m} on (or once on)")
         for m in DETECTABLE
     ]
     out += [Behaviour(n, "adversary", w) for n, w in _ADVERSARY.items()]

@@ -6,12 +6,16 @@ from simkit.protocol.b64 import b64url_encode
 from simkit.protocol.canonical import canonical_json
 from simkit.protocol.primitives import aes_gcm_seal
 from simkit.protocol.records import record_aad, sign_record
+from simkit.protocol.wrap import wrap_graph_key
 
-HOWS = ("shape", "slot", "rev", "schema", "author", "unknown-device", "signature", "decrypt")
+HOWS = (
+    "shape", "slot", "rev", "schema", "author", "unknown-device", "signature", "decrypt", "wrap",
+)  # fmt: skip
 """shape: envelope v is 2; slot: r.id names another slot; rev: the op's rev is not
 r.at; schema: a reserved kind with data its schema refuses; author: r.by is another
 member; unknown-device: d names no roster device; signature: s does not verify;
-decrypt: the ciphertext is not AES-GCM under the graph key."""
+decrypt: the ciphertext is not AES-GCM under the graph key; wrap: a key gap filled
+with a wrap sealed to another key (the gap's device cannot open it)."""
 
 
 def forged_op(device, graph_id: str, record_id: str, how: str) -> dict | None:
@@ -47,3 +51,17 @@ def forged_op(device, graph_id: str, record_id: str, how: str) -> dict | None:
     n = b64url_encode(nonce)
     rev = at + 1 if how == "rev" else at
     return {"recordId": record_id, "rev": rev, "e": epoch, "n": n, "c": c}
+
+
+def forged_grant(device, graph_id: str, lacking: list[str]) -> tuple | None:
+    """A grant (POST keys, the latest epoch) to the first device ``lacking`` it, of a
+    random key wrapped to this device's own wrapping key: well-formed, unopenable by
+    its target. None when no device lacks the epoch."""
+    epoch = device.relay_epoch(graph_id)
+    if not lacking or not epoch:
+        return None
+    junk = wrap_graph_key(
+        device.entropy.token_bytes(32), device.keys.pub_jwk, entropy=device.entropy
+    )
+    body = {"epoch": epoch, "wraps": [{"deviceId": lacking[0], "wrapped": junk}]}
+    return ("POST", f"/graphs/{graph_id}/keys", body)

@@ -8,6 +8,7 @@ drains until the devices settle, and returns the world with its trace.
 """
 
 import contextlib
+import json
 import math
 from collections.abc import Callable
 
@@ -265,8 +266,8 @@ class World:
         self.trace.emit(
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
-        if event.kind == "log.alarm":
-            modes = {m.action.mode for m in self.adversary.modes if m.aims_at(device.device_id)}
+        if event.kind == "log.alarm":  # any device's alarm detects the modes switched on
+            modes = {m.action.mode for m in self.adversary.modes_ever}
             self.coverage.add(f"adversary {m} detected" for m in sorted(modes) if m in DETECTABLE)
 
     def _relay_event(self, event) -> None:
@@ -476,11 +477,16 @@ class World:
         return response
 
     def _found(self, findings: list[str], request=None) -> None:
+        """Keep the model's findings with where they were seen: the trace position, the
+        device that asked and the records its request named."""
+        who, records = (), ()
+        if request is not None and findings:
+            who = tuple(filter(None, [request.headers.get("x-device")]))
+            records = _records_named(request)
         for finding in findings:
             if request is not None:
-                who = request.headers.get("x-device")
-                finding = f"{request.method} {request.path} by {who}: {finding}"
-            self.model_findings.append((len(self.trace), finding))
+                finding = f"{request.method} {request.path} by {', '.join(who)}: {finding}"
+            self.model_findings.append((len(self.trace), finding, who, records))
 
     async def send_raw(self, request) -> None:
         """A request from a client outside the simulated fleet (a rogue device speaking
@@ -561,7 +567,7 @@ class World:
                 self.restart(device_id)
         start = since = trio.current_time()
         last = None
-        while trio.current_time() - since < self.spec.drain_s:
+        while trio.current_time() - since < self._patience():
             if trio.current_time() - start >= DRAIN_CAP_S:
                 break
             for slot in self.alive():
@@ -574,6 +580,17 @@ class World:
                 self.settled_at = now
                 break
         self.note("check", "world", what="quiescence", settled=self.settled_at is not None)
+
+    def _patience(self) -> float:
+        """How long nothing may change before the world is judged stuck: ``drain_s``,
+        or, while a graph owes a rotation, every device's turn to honour it
+        (docs/client.md, "Who rotates"), whichever is longer."""
+        owed = any(g.rotation_required for g in self.relay.state.graphs.values())
+        turns = self.config.rotate_after_s
+        if not owed or turns is None:
+            return self.spec.drain_s
+        devices = sum(1 for d in self.relay.state.devices.values() if d.revoked_at is None)
+        return max(self.spec.drain_s, self.config.recheck_s + turns * (devices + 1) + STABLE_S)
 
     def _progress(self) -> tuple:
         """What changes while the world is still converging: relay counters, epochs and
@@ -592,7 +609,11 @@ class World:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
 
     def settled(self) -> bool:
-        """No queued writes, and every unfiltered view caught up with the honest relay."""
+        """No queued writes, every unfiltered view caught up with the honest relay, and
+        no rotation owed on a graph somebody follows."""
+        graphs = self.relay.state.graphs
+        if any(graphs[sk].rotation_required and self.followers(sk) for sk in graphs):
+            return False
         for slot in self.alive():
             device = slot.device
             if device.pending():
@@ -605,6 +626,15 @@ class World:
                 if device.store.get("cursor", gid, 0) < graph.seq:
                     return False
         return True
+
+
+def _records_named(request) -> tuple[str, ...]:
+    """The record IDs a push names (for a finding's evidence), else none."""
+    try:
+        ops = json.loads(request.body)["ops"] if request.path.endswith("/push") else []
+        return tuple(dict.fromkeys(op["recordId"] for op in ops if isinstance(op, dict)))
+    except (ValueError, KeyError, TypeError):
+        return ()
 
 
 def run_world(spec: S.WorldSpec, variant: Variant = HONEST, monitor=None, trace_path=None) -> World:

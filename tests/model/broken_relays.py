@@ -186,7 +186,7 @@ BROKEN = (
     (RevokeLeavesRotationUnflagged, 20),
     (RevokeKeepsWraps, 20),
     (InactiveMembersEligible, 20),
-    (RosterOnlyCurrentMembers, 60),
+    (RosterOnlyCurrentMembers, 200),
     (PairwiseWithOneself, 20),
     (GroupUploadWithoutWrite, 20),
     (DuplicateUploadReplaces, 20),

@@ -180,6 +180,29 @@ def test_refusal_raised_after_changes_is_undone_and_reports_nothing(h, monkeypat
     assert h.events == []
 
 
+def test_on_commit_sees_each_change_and_its_failure_undoes_the_request(h):
+    """A driver that keeps the state elsewhere (simkit serve --store) writes on commit;
+    if it cannot, the request changed nothing and is answered 500."""
+    busy(h)
+    commits = []
+    h.relay.on_commit = lambda tx: commits.append(list(tx.changed))
+    h.pull("g:team")
+    assert commits == []  # a read commits nothing
+    h.push("g:team", [op("r7", 1)])
+    (changed,) = commits
+    graph = h.relay.state.graphs["g:team"]
+    assert (graph.records, "r7") in changed and (graph, "seq") in changed
+    before = state_bytes(h.relay)
+
+    def disk_full(tx):
+        raise OSError("disk full")
+
+    h.relay.on_commit = disk_full
+    response = h.push("g:team", [op("r8", 1)])
+    assert (response.status, error(response)) == (500, "internal")
+    assert state_bytes(h.relay) == before and h.kinds()[-1] == "relay.internal-error"
+
+
 def test_events_are_delivered_only_after_commit(h):
     seen = []
 
