@@ -195,6 +195,7 @@ def fuzz(
     path = out or f"simkit-repro-{variant.name}-{seed}.json"
     if not Path(path).resolve().parent.is_dir():
         raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
+    _replay_known_first(variant_ref, path)
     budget = f"{seconds:g} s" + (f" + {shrink_seconds:g} s to shrink" if shrink_seconds else "")
     click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
     status = _Status()
@@ -242,6 +243,25 @@ def fuzz(
         _print_coverage(result.coverage)
         sys.exit(130 if result.interrupted else 0)
     _report_violation(result, path, shrink_seconds)
+    sys.exit(1)
+
+
+def _replay_known_first(variant_ref: str | None, path: str) -> None:
+    """Replay the known findings of this variant (docs/campaigns.md); the first that
+    still fails is this run's violation, copied to ``path`` (exit 1)."""
+    import attrs
+
+    from simkit.fuzz.corpus import KNOWN, still_failing
+
+    known, replayed = still_failing(KNOWN, variant_ref)
+    if known is None:
+        if replayed:
+            click.echo(f"replayed {replayed} known findings from {KNOWN} first: none fails now")
+        return
+    attrs.evolve(known.reproducer, violations=known.violations).write(path)
+    click.echo(f"VIOLATION: a known finding still fails (replayed before searching): {known.path}")
+    click.echo(known.failure)
+    click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
     sys.exit(1)
 
 
@@ -483,7 +503,7 @@ def report(trace: str, out_dir: str) -> None:
         click.echo(f"{name}: {written}")
 
 
-BENCH_GROUPS = ("crypto", "relay", "sim", "fuzz")
+BENCH_GROUPS = ("crypto", "relay", "sim", "fuzz", "campaign")
 
 
 @main.command()
@@ -790,6 +810,212 @@ def _replay_diff(path, target, directory) -> None:
     for line in found:
         click.echo(f"  {line}")
     sys.exit(1)
+
+
+@main.command()
+@debug_option
+@click.option(
+    "--time",
+    "seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Wall-clock budget in seconds: the whole campaign's, or with --mutants each mutant's.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes of the embedded Dask LocalCluster [default: one per core].",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    default=None,
+    help="Run on the Dask cluster of this scheduler (tcp://host:8786) instead (docs/campaigns.md).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the campaign.")
+@click.option(
+    "--variant",
+    "variant_refs",
+    multiple=True,
+    metavar="MODULE:NAME|PATH.py:NAME",
+    help="Fuzz a protocol variant instead of the honest stack; repeat it to fuzz several "
+    "(chunks take turns).",
+)
+@click.option("--stop-on-failure", is_flag=True, help="Stop every chunk at the first finding.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON here.")
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    help="Write the dashboard (index.html), campaign.json and the findings' reproducers here.",
+)
+@click.option(
+    "--mutants",
+    "mutants_ref",
+    metavar="MODULE:NAME",
+    help="Mutation analysis: fuzz each Variant or source Mutant of the list NAME in MODULE "
+    "for --time seconds and score how many are killed.",
+)
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=25, show_default=True,
+    help="Steps per example.",
+)  # fmt: skip
+@click.option(
+    "--shrink-time",
+    "shrink_seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds a chunk may shrink a violation, from the moment it finds it.",
+)
+@click.option(
+    "--chunks",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many chunks: chunks that end by their example budget make a "
+    "campaign that reruns the same from its seed.",
+)
+@click.option(
+    "--known",
+    "known_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder of known findings, replayed first; new findings are added to it "
+    "[default: .hypothesis/simkit-findings].",
+)
+def campaign(
+    seconds: float,
+    workers: int | None,
+    scheduler: str | None,
+    seed: int,
+    variant_refs: tuple[str, ...],
+    stop_on_failure: bool,
+    json_path: str | None,
+    report_dir: str | None,
+    mutants_ref: str | None,
+    max_steps: int,
+    shrink_seconds: float,
+    chunks: int | None,
+    known_dir: str | None,
+) -> None:
+    """Fuzz on a Dask cluster: many chunks in parallel, findings deduplicated.
+
+    Chunks of examples, each seeded from --seed, run on every worker until the budget
+    ends; each distinct failure is written as a reproducer into the known findings
+    (replayed first by the next fuzz or campaign). Exit 0 when nothing broke, 1 on a
+    finding (with --mutants: when a mutant survives), 2 on a usage error.
+    """
+    from pathlib import Path
+
+    from simkit.campaign import Plan, connect, load_mutants, run_campaign
+    from simkit.campaign.chunk import CHUNK_EXAMPLES
+    from simkit.campaign.report import summary, write_report
+    from simkit.fuzz.corpus import KNOWN
+    from simkit.fuzz.runner import SHRINK_CAP_S
+    from simkit.sim.variant import load_variant, ref_resolved_from
+
+    for bad, hint in (
+        (workers is not None and scheduler is not None, "--workers and --scheduler"),
+        (bool(mutants_ref and variant_refs), "--mutants and --variant"),
+        (bool(mutants_ref and stop_on_failure), "--mutants and --stop-on-failure"),
+    ):
+        if bad:
+            raise click.UsageError(f"{hint} do not go together")
+    if shrink_seconds > SHRINK_CAP_S:
+        raise click.BadParameter(f"at most {SHRINK_CAP_S:g} s", param_hint="--shrink-time")
+    for ref in variant_refs:
+        load_variant(ref)
+    variants = tuple(ref_resolved_from(ref, Path.cwd()) for ref in variant_refs) or (None,)
+    plan = Plan(
+        seconds=seconds, seed=seed, variants=variants,
+        mutants=load_mutants(mutants_ref) if mutants_ref else (), chunks=chunks,
+        chunk_examples=None if mutants_ref else CHUNK_EXAMPLES,  # a mutant: --time alone
+        max_steps=max_steps, shrink_seconds=shrink_seconds, stop_on_failure=stop_on_failure,
+        corpus=Path(known_dir) if known_dir else KNOWN,
+    )  # fmt: skip
+    status = _Status()
+
+    def progress(state) -> None:
+        rate = state.steps / state.seconds if state.seconds else 0
+        status.show(
+            f"{state.seconds:6.1f} s  workers {len(state.workers)}  chunks {len(state.outcomes)} "
+            f"done, {state.running} running  {state.examples:,} examples  {state.steps:,} steps "
+            f"({rate:,.0f}/s)  behaviours {len(state.coverage.reached)}  "
+            f"findings {len(state.findings)}"
+        )
+
+    def found(state, finding) -> None:
+        status.line(
+            f"FINDING {finding.key.invariant} on {finding.key.target} ({finding.key.machine}): "
+            f"{finding.failure.splitlines()[0]}"
+            + (f"\n  reproducer: {finding.path}" if finding.path else "")
+        )
+
+    where = (
+        scheduler or f"a LocalCluster of {f'{workers} workers' if workers else 'a worker per core'}"
+    )
+    click.echo(f"campaign: seed {seed}, {seconds:g} s, on {where}")
+    with connect(workers, scheduler) as client:
+        result = run_campaign(plan, client, progress, found)
+    status.end()
+    _print_campaign(result)
+    data = summary(result)
+    if json_path:
+        Path(json_path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    if report_dir:
+        click.echo(f"dashboard: {write_report(result, report_dir)}")
+    if plan.mutants:
+        failed = data["mutation"]["killed"] < data["mutation"]["mutants"]
+    else:
+        failed = bool(result.findings)
+    sys.exit(1 if failed else 130 if result.interrupted else 0)
+
+
+def _print_campaign(result) -> None:
+    from simkit.campaign.mutation import scores
+
+    known = result.known
+    if known:
+        failing = sum(k["failure"] is not None for k in known)
+        click.echo(f"known findings replayed first: {len(known)}, {failing} still failing")
+    rate = result.steps / result.seconds if result.seconds else 0
+    click.echo(
+        f"{'interrupted (Ctrl-C): ' if result.interrupted else ''}"
+        f"{len(result.outcomes)} chunks, {result.examples:,} examples, {result.steps:,} steps, "
+        f"{rate:,.0f} steps/s in {result.seconds:.1f} s on {len(result.seen)} workers"
+        + (f" ({len(result.lost_workers)} lost)" if result.lost_workers else "")
+    )
+    if result.lost:
+        click.echo(f"chunks lost (their workers kept dying): {len(result.lost)}")
+    invariants = sorted({name for o in result.outcomes for name in o["invariants"]})
+    click.echo("invariants checked: " + (", ".join(invariants) or "none (no chunk finished)"))
+    _print_coverage(result.coverage)
+    if result.plan.mutants:
+        table = scores(result.plan.mutants, result.outcomes)
+        killed = sum(s.verdict == "killed" for s in table)
+        click.echo(f"mutation score: {killed}/{len(table)} killed")
+        for s in table:
+            how = (
+                f"by {s.invariant} after {s.found_after:.1f} s, shrunk {s.first_steps} -> "
+                f"{s.shrunk_steps} steps"
+                if s.verdict == "killed"
+                else f"{s.examples:,} examples, {s.steps:,} steps"
+            )
+            click.echo(f"  {s.verdict:<8} {s.name}  {how}")
+        return
+    if not result.findings:
+        click.echo("no violation")
+        return
+    click.echo(f"{len(result.findings)} distinct findings:")
+    for f in result.findings:
+        click.echo(
+            f"  {f.key.invariant} on {f.key.target} ({f.key.machine}), {f.steps} steps, "
+            f"{f.hits} hits: {f.failure.splitlines()[0]}"
+        )
+        if f.path:
+            click.echo(f"    replay with: simkit replay {f.path}")
 
 
 if __name__ == "__main__":

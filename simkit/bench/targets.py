@@ -60,6 +60,10 @@ TARGETS = (
         lambda v: v.get("peak memory, 4x the simulated time"), lambda x: x <= 1.3, "x",
     ),
     Target(
+        "campaign scaling efficiency, 2 workers", ">= 0.85",
+        lambda v: v.get("scaling efficiency, 2 workers"), lambda x: x >= 0.85, "x",
+    ),
+    Target(
         "peak memory, 100 devices x 10,000 records", "< 2,048 MiB",
         lambda v: v.get("peak memory (100 devices x 10,000 records)"), lambda x: x < 2048, "MiB",
     ),

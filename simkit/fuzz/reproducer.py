@@ -66,19 +66,27 @@ class Reproducer:
         except ValueError as exc:
             raise ReproducerError(f"{path}: not JSON: {exc}") from None
         try:
-            variant = data.get("variant")
-            return cls(
-                machine=data["machine"],
-                params=WorldParams(**data["world"]),
-                steps=tuple(data["steps"]),
-                variant=variant and ref_resolved_from(variant, Path(path).parent),
-                violations=tuple(data.get("violations", ())),
-                trace_hash=data.get("trace_hash"),
-                simkit=data.get("simkit", "unknown"),
-                origin=str(path),
-            )
+            return cls.from_json(data, Path(path).parent, origin=str(path))
         except (KeyError, TypeError) as exc:
             raise ReproducerError(f"{path}: missing or malformed field {exc}") from None
+
+    @classmethod
+    def from_json(
+        cls, data: dict, folder: str | Path = ".", origin: str | None = None
+    ) -> "Reproducer":
+        """The reproducer ``data`` holds (``to_json``'s form); a variant's file path
+        is read relative to ``folder``."""
+        variant = data.get("variant")
+        return cls(
+            machine=data["machine"],
+            params=WorldParams(**data["world"]),
+            steps=tuple(data["steps"]),
+            variant=variant and ref_resolved_from(variant, folder),
+            violations=tuple(data.get("violations", ())),
+            trace_hash=data.get("trace_hash"),
+            simkit=data.get("simkit", "unknown"),
+            origin=origin,
+        )
 
 
 @attrs.frozen

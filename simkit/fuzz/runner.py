@@ -54,12 +54,14 @@ class _BudgetSpent(KeyboardInterrupt):
 class Budget:
     """How long a fuzz session may run. ``seconds`` of wall time cover the search and
     the shrinking; ``shrink_seconds`` gives shrinking its own time from the first
-    violation instead. ``shrink_attempts`` bounds shrinking by examples run: a
-    budget that does not depend on the machine's speed (tests use it)."""
+    violation instead. ``examples`` bounds the search and ``shrink_attempts`` the
+    shrinking by examples run: budgets that do not depend on the machine's speed
+    (tests and campaign chunks use them)."""
 
     seconds: float
     shrink_seconds: float | None = None
     shrink_attempts: int | None = None
+    examples: int | None = None
 
     def shrink_deadline(self, start: float, found: float) -> tuple[float, str]:
         """When shrinking must stop, for a session that started at ``start`` and
@@ -121,6 +123,7 @@ def fuzz(
     max_steps: int,
     shrink_seconds: float | None = None,
     shrink_attempts: int | None = None,
+    examples: int | None = None,
     variant_ref: str | None = None,
     shrink: bool = True,
     out: str | Path | None = None,
@@ -137,7 +140,7 @@ def fuzz(
     draws of commit 685eb33's machines (a benchmark's equal work).
     """
     result = FuzzResult()
-    budget = Budget(seconds, shrink_seconds, shrink_attempts)
+    budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
     session = _Session(result, budget, variant_ref, out, progress, written)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
     with _ctrl_c_between_examples(session):
@@ -225,7 +228,7 @@ class _Session:
         if self.ctrl_c:
             raise KeyboardInterrupt
         if result.found_after is None:
-            if result.seconds >= self.budget.seconds:
+            if result.seconds >= self.budget.seconds or result.examples == self.budget.examples:
                 raise _BudgetSpent
             result.examples += 1
         else:

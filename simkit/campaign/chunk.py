@@ -1,0 +1,193 @@
+"""A chunk: one piece of a campaign's work (a target, a seed, a budget), run by one
+Dask worker, which sends back a small, JSON-ready outcome.
+
+A chunk is ``simkit fuzz`` with an example budget: the runner's search stops after
+``examples`` examples (or at ``seconds``, the campaign's time left, whichever comes
+first), shrinks a violation within ``shrink_attempts`` and ``shrink_seconds``, and
+the outcome carries the counts, the behaviours reached and the failure as its
+reproducer's JSON. The seed comes from the campaign's seed and the chunk's index,
+so a chunk that ends by its example budget is the same run every time.
+
+Hypothesis also draws constants from the local modules a process has imported, so
+a chunk first loads every variant of its campaign, in order: whichever chunks a
+worker ran before, it generates from the same pool. A source mutant's chunk runs
+in a fresh process on a mutated copy of simkit (``simkit.fuzz.mutants``):
+``python -m simkit.campaign.chunk IN OUT`` runs a chunk given as JSON.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import attrs
+from hypothesis.errors import HypothesisDeprecationWarning
+
+from simkit.bench import wall_clock
+from simkit.fuzz.mutants import Mutant, mutated_copy
+from simkit.fuzz.runner import FuzzResult, fuzz
+from simkit.sim.variant import HONEST, load_variant
+
+CHUNK_EXAMPLES = 10  # two of the runner's alternating chunks: 5 honest, 5 adversary
+STOP_CHECK_S = 1.0  # how often a running chunk asks whether the campaign stopped
+
+
+def chunk_seed(campaign_seed: int, index: int) -> int:
+    """Chunk ``index``'s seed: a 32-bit number from the campaign's seed and the index
+    (a hash, so neighbouring campaigns share no chunk seeds)."""
+    digest = hashlib.sha256(f"simkit-campaign:{campaign_seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+@attrs.frozen
+class Chunk:
+    index: int
+    seed: int
+    seconds: float  # wall budget of the search (and of shrinking when none of its own)
+    variant: str | None = None  # "module:name" or an absolute "path.py:name"; None: honest
+    mutant: Mutant | None = None  # a source mutant, fuzzed on the honest stack it changes
+    examples: int | None = CHUNK_EXAMPLES  # None: only ``seconds`` ends the search
+    max_steps: int = 25
+    shrink_seconds: float | None = 60.0
+    shrink_attempts: int | None = 500
+    preload: tuple[str, ...] = ()  # the campaign's variants, loaded in order first
+    stop: str | None = None  # the Dask Event whose setting stops the chunk early
+
+    @property
+    def target(self) -> str:
+        """What the chunk fuzzes, as reports name it."""
+        if self.mutant is not None:
+            return self.mutant.name
+        return self.variant or HONEST.name
+
+    def to_json(self) -> dict:
+        return attrs.asdict(self, recurse=True)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Chunk":
+        mutant = data.get("mutant")
+        fields = {**data, "mutant": mutant and Mutant(**mutant), "preload": tuple(data["preload"])}
+        return cls(**fields)
+
+
+def run_chunk(chunk: Chunk) -> dict:
+    """The task a Dask worker runs: the chunk's outcome, with the worker named."""
+    # Dask's own threads in the worker draw from the global ``random`` while a chunk
+    # draws an example, which Hypothesis takes for a strategy using it; simkit never
+    # does (ARCHITECTURE.md, determinism rule 1), and no draw depends on it.
+    warnings.filterwarnings(
+        "ignore", "Do not use the `random` module", HypothesisDeprecationWarning
+    )
+    if chunk.mutant is not None:
+        outcome = _in_mutated_copy(chunk)
+    else:
+        outcome = fuzz_chunk(chunk, _stopper(chunk.stop))
+    return {**outcome, "worker": _worker_name()}
+
+
+def fuzz_chunk(chunk: Chunk, progress=lambda result: None) -> dict:
+    """Fuzz the chunk's variant in this process (a mutant's chunk: in the mutated
+    copy's process); its outcome (``progress`` as in ``fuzz``)."""
+    for ref in chunk.preload:
+        load_variant(ref)
+    variant = load_variant(chunk.variant) if chunk.variant else HONEST
+    result = fuzz(
+        variant, seconds=chunk.seconds, seed=chunk.seed, max_steps=chunk.max_steps,
+        examples=chunk.examples, shrink_seconds=chunk.shrink_seconds,
+        shrink_attempts=chunk.shrink_attempts, variant_ref=chunk.variant, progress=progress,
+    )  # fmt: skip
+    return outcome(chunk, result)
+
+
+def outcome(chunk: Chunk, result: FuzzResult) -> dict:
+    """What a chunk sends back: counts, behaviours reached, and any failure."""
+    if result.failure is not None:
+        ended = "violation"
+    elif result.interrupted:
+        ended = "stopped"
+    else:
+        ended = "examples" if result.examples == chunk.examples else "time"
+    repro = result.reproducer
+    return {
+        "index": chunk.index,
+        "target": chunk.target,
+        "seed": chunk.seed,
+        "ended": ended,
+        "examples": result.examples,
+        "steps": result.steps,
+        "seconds": result.seconds,
+        "invariants": result.invariants,
+        "found_after": result.found_after,
+        "first_steps": result.first_steps,
+        "shrink_attempts": result.shrink_attempts,
+        "shrinking": result.shrinking,
+        "failure": result.failure,
+        "reproducer": repro and repro.to_json(),
+        "coverage": dict(sorted(result.coverage.counts.items())),
+    }
+
+
+def _stopper(event_name: str | None):
+    """A ``progress`` callback that stops the chunk (as Ctrl-C would) once the
+    campaign sets its stop event, asking the scheduler at most once a second."""
+    if event_name is None:
+        return lambda result: None
+    from distributed import Event
+
+    event, asked = Event(event_name), [-STOP_CHECK_S]
+
+    def progress(result) -> None:
+        now = wall_clock()
+        if now - asked[0] >= STOP_CHECK_S:
+            asked[0] = now
+            if event.is_set():
+                raise KeyboardInterrupt
+
+    return progress
+
+
+def _worker_name() -> str:
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().address)
+    except ValueError:  # not on a Dask worker (a chunk run in this process)
+        return f"pid {os.getpid()}"
+
+
+def _in_mutated_copy(chunk: Chunk) -> dict:
+    """Run a source mutant's chunk in a fresh process that imports the mutated copy."""
+    with tempfile.TemporaryDirectory(prefix="simkit-mutant-") as tmp:
+        root = mutated_copy(chunk.mutant, Path(tmp))
+        (Path(tmp) / "chunk.json").write_text(json.dumps(chunk.to_json()), encoding="utf-8")
+        budget = chunk.seconds + (chunk.shrink_seconds or chunk.seconds)
+        done = subprocess.run(
+            [sys.executable, "-m", "simkit.campaign.chunk", "chunk.json", "outcome.json"],
+            cwd=tmp,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+            },
+            capture_output=True,
+            text=True,
+            timeout=2 * budget + 120,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"mutant {chunk.mutant.name}: its chunk's process exited {done.returncode}:\n"
+                + done.stderr[-2000:]
+            )
+        return json.loads((Path(tmp) / "outcome.json").read_text(encoding="utf-8"))
+
+
+def _main(source: str, target: str) -> None:
+    chunk = Chunk.from_json(json.loads(Path(source).read_text(encoding="utf-8")))
+    Path(target).write_text(json.dumps(fuzz_chunk(chunk)), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    _main(*sys.argv[1:3])

@@ -1,0 +1,221 @@
+"""The campaign loop: keep every worker busy with chunks until the budget is spent,
+collect what each chunk sends back, deduplicate the findings and write each one's
+reproducer as it arrives.
+
+There is one chunk in flight per worker thread, no queue: a chunk submitted when a
+worker frees up starts at once, so its wall budget (the campaign's time left) ends
+with the campaign. Dask reruns the chunk of a worker that dies on another worker;
+a chunk whose workers keep dying (``distributed.scheduler.allowed-failures``) is
+reported lost. Known findings (``simkit.fuzz.corpus``) are replayed first.
+"""
+
+import contextlib
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from simkit.bench import wall_clock
+from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, chunk_seed, run_chunk
+from simkit.campaign.findings import Finding, Findings, key_of
+from simkit.fuzz import corpus
+from simkit.fuzz.mutants import Mutant
+from simkit.fuzz.reproducer import Reproducer
+from simkit.sim.behaviours import Coverage
+from simkit.sim.variant import HONEST
+
+TICK_S = 0.5  # how often the loop wakes to report progress and refill workers
+_NUMBERS = itertools.count()  # campaigns run by this process, to name their stop events
+
+
+@attrs.frozen
+class Plan:
+    """What a campaign runs. ``seconds`` is the whole campaign's wall budget or, with
+    ``mutants``, each mutant's; ``chunks`` stops it after that many chunks."""
+
+    seconds: float
+    seed: int = 0
+    variants: tuple[str | None, ...] = (None,)  # variant refs; None: the honest stack
+    mutants: tuple[str | Mutant, ...] = ()  # a mutation campaign: variant refs or mutants
+    chunk_examples: int | None = CHUNK_EXAMPLES
+    chunks: int | None = None
+    max_steps: int = 25
+    shrink_seconds: float = 60.0
+    shrink_attempts: int = 500
+    stop_on_failure: bool = False
+    corpus: Path | None = None  # known findings: replayed first, new findings added
+
+    def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
+        """Chunk ``index``, or None when the campaign has no more."""
+        if self.chunks is not None and index >= self.chunks:
+            return None
+        common = {
+            "index": index, "seed": chunk_seed(self.seed, index), "max_steps": self.max_steps,
+            "shrink_seconds": self.shrink_seconds, "shrink_attempts": self.shrink_attempts,
+            "examples": self.chunk_examples, "stop": stop,
+        }  # fmt: skip
+        variants = [m for m in self.mutants if isinstance(m, str)] + [v for v in self.variants if v]
+        common["preload"] = tuple(variants)
+        if self.mutants:
+            if index >= len(self.mutants):
+                return None
+            target = self.mutants[index]
+            if isinstance(target, Mutant):  # a fresh process of its own: nothing to preload
+                return Chunk(seconds=self.seconds, mutant=target, **{**common, "preload": ()})
+            return Chunk(seconds=self.seconds, variant=target, **common)
+        if remaining <= 0:
+            return None
+        return Chunk(seconds=remaining, variant=self.variants[index % len(self.variants)], **common)
+
+
+@attrs.define
+class Campaign:
+    """A campaign's state as it runs, and its result at the end."""
+
+    plan: Plan
+    scheduler: str
+    seconds: float = 0.0
+    workers: dict[str, int] = attrs.Factory(dict)  # the workers now: address -> threads
+    seen: list[str] = attrs.Factory(list)  # every worker that took part
+    running: int = 0
+    outcomes: list[dict] = attrs.Factory(list)  # each chunk's, in the order they ended
+    lost: list[dict] = attrs.Factory(list)  # chunks whose workers kept dying
+    known: list[dict] = attrs.Factory(list)  # known findings replayed first
+    findings: Findings = attrs.Factory(Findings)
+    coverage: Coverage = attrs.Factory(Coverage)
+    reached: list[tuple[float, int]] = attrs.Factory(list)  # behaviours reached over time
+    interrupted: bool = False
+    stopped: str | None = None  # why chunks were stopped early: "finding", "Ctrl-C"
+
+    @property
+    def examples(self) -> int:
+        return sum(o["examples"] for o in self.outcomes)
+
+    @property
+    def steps(self) -> int:
+        return sum(o["steps"] for o in self.outcomes)
+
+    @property
+    def lost_workers(self) -> list[str]:
+        return [w for w in self.seen if w not in self.workers]
+
+
+def run_campaign(
+    plan: Plan,
+    client,
+    progress: Callable[[Campaign], None] = lambda campaign: None,
+    found: Callable[[Campaign, Finding], None] = lambda campaign, finding: None,
+) -> Campaign:
+    """Run ``plan`` on the cluster of ``client``. ``progress`` is called about twice
+    a second, ``found`` with each new finding (its reproducer already written to the
+    corpus, when the plan has one)."""
+    from distributed import Event
+
+    start = wall_clock()
+    campaign = Campaign(plan, str(client.scheduler.address))
+    stop = Event(f"simkit-campaign-stop-{client.id}-{next(_NUMBERS)}", client=client)
+
+    def now() -> float:
+        return wall_clock() - start
+
+    def record(finding: Finding) -> None:
+        kept = campaign.findings.add(finding)
+        if kept is not None and kept.reproducer is not None and plan.corpus and not plan.mutants:
+            repro = Reproducer.from_json(kept.reproducer)
+            kept.path = str(corpus.add(plan.corpus, repro, kept.key.stem))
+        if kept is finding:
+            found(campaign, finding)
+            if plan.stop_on_failure and not campaign.stopped:
+                campaign.stopped = "finding"
+                stop.set()
+
+    for known in _known(plan):
+        campaign.known.append(known)
+        if known["failure"] is not None:
+            record(known.pop("finding"))
+    pending: dict[object, Chunk] = {}
+    index = 0
+    try:
+        while True:
+            _refresh_workers(campaign, client)
+            while not campaign.stopped and len(pending) < max(1, sum(campaign.workers.values())):
+                chunk = plan.chunk(index, plan.seconds - now(), stop.name)
+                if chunk is None:
+                    break
+                pending[client.submit(run_chunk, chunk, pure=False)] = chunk
+                index += 1
+            if not pending:
+                break
+            _wait_any(pending)
+            for future in [f for f in pending if f.done()]:
+                chunk = pending.pop(future)
+                _collect(campaign, chunk, future, now(), record)
+            campaign.running, campaign.seconds = len(pending), now()
+            progress(campaign)
+    except KeyboardInterrupt:
+        campaign.interrupted, campaign.stopped = True, "Ctrl-C"
+        stop.set()
+        for future, chunk in pending.items():
+            _collect(campaign, chunk, future, now(), record, wait=True)
+    finally:
+        stop.set()  # chunks still running (after an error) stop at their next example
+        for future in pending:
+            future.cancel()
+    campaign.running, campaign.seconds = 0, now()
+    return campaign
+
+
+def _known(plan: Plan) -> list[dict]:
+    """Replay the known findings of the campaign's variants (not of mutants: a
+    mutant's finding is no bug of the protocol)."""
+    if plan.corpus is None or plan.mutants:
+        return []
+    out = []
+    for variant in plan.variants:
+        for known in corpus.replayed(plan.corpus, variant):
+            entry = {"path": str(known.path), "target": variant or HONEST.name,
+                     "failure": known.failure}  # fmt: skip
+            if known.failure is not None:
+                repro = attrs.evolve(known.reproducer, violations=known.violations).to_json()
+                key = key_of(entry["target"], known.failure, repro)
+                entry["finding"] = Finding(key, known.failure, repro, None, 0.0, path=entry["path"])
+            out.append(entry)
+    return out
+
+
+def _refresh_workers(campaign: Campaign, client) -> None:
+    campaign.workers = dict(sorted(client.nthreads().items()))
+    campaign.seen += [w for w in campaign.workers if w not in campaign.seen]
+
+
+def _wait_any(pending: dict) -> None:
+    from distributed import wait
+
+    with contextlib.suppress(TimeoutError):
+        wait(list(pending), timeout=TICK_S, return_when="FIRST_COMPLETED")
+
+
+def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, wait=False) -> None:
+    """Take in one finished chunk's outcome: counts, behaviours, any failure."""
+    from distributed import KilledWorker
+
+    try:
+        outcome = future.result() if wait or future.done() else None
+    except KilledWorker as exc:
+        campaign.lost.append({"index": chunk.index, "target": chunk.target, "why": str(exc)})
+        return
+    if outcome is None:
+        return
+    outcome["at"] = at
+    campaign.outcomes.append(outcome)
+    campaign.coverage.counts.update(outcome["coverage"])
+    campaign.reached.append((at, len(campaign.coverage.reached)))
+    if outcome["failure"] is not None:
+        key = key_of(outcome["target"], outcome["failure"], outcome["reproducer"])
+        record(
+            Finding(
+                key, outcome["failure"], outcome["reproducer"], outcome["index"], at,
+                outcome["found_after"], outcome["first_steps"], outcome["shrinking"],
+            )
+        )  # fmt: skip
