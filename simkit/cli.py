@@ -131,10 +131,10 @@ def vectors() -> None:
 @click.option(
     "--shrink-time",
     "shrink_seconds",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0),
     default=None,
     help="Give shrinking its own budget: seconds from the first violation "
-    "(default: what is left of --time).",
+    "(default: what is left of --time; 0: do not shrink).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fuzz session.")
 @click.option(
@@ -196,7 +196,9 @@ def fuzz(
     if not Path(path).resolve().parent.is_dir():
         raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
     _replay_known_first(variant_ref, path)
-    budget = f"{seconds:g} s" + (f" + {shrink_seconds:g} s to shrink" if shrink_seconds else "")
+    budget = f"{seconds:g} s"
+    if shrink_seconds is not None:
+        budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"
     click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
     status = _Status()
 
@@ -221,13 +223,18 @@ def fuzz(
             status.announced = True
             status.line(
                 f"violation after {result.found_after:.1f} s ({result.first_steps} steps): "
-                f"reproducer written to {path}; shrinking it (Ctrl-C stops with the best so far)"
+                f"reproducer written to {path}"
+                + (
+                    ""
+                    if shrink_seconds == 0
+                    else "; shrinking it (Ctrl-C stops with the best so far)"
+                )
             )
 
     result = run_fuzz(
-        variant, seconds=seconds, shrink_seconds=shrink_seconds, seed=seed,
-        max_steps=max_steps, variant_ref=variant_ref, out=path, progress=progress,
-        written=written,
+        variant, seconds=seconds, shrink_seconds=shrink_seconds or None,
+        shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
+        out=path, progress=progress, written=written,
     )  # fmt: skip
     status.end()
     if json_path:
@@ -1001,6 +1008,8 @@ def _print_campaign(result) -> None:
                 f"by {s.invariant} after {s.found_after:.1f} s, shrunk {s.first_steps} -> "
                 f"{s.shrunk_steps} steps"
                 if s.verdict == "killed"
+                else f"[{s.invariant}] fails on the honest code too: a fault of the stack"
+                if s.verdict == "honest-fails"
                 else f"{s.examples:,} examples, {s.steps:,} steps"
             )
             click.echo(f"  {s.verdict:<8} {s.name}  {how}")

@@ -21,7 +21,7 @@ from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, chunk_seed, run_chunk
 from simkit.campaign.findings import Finding, Findings, key_of
 from simkit.fuzz import corpus
 from simkit.fuzz.mutants import Mutant
-from simkit.fuzz.reproducer import Reproducer
+from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.sim.behaviours import Coverage
 from simkit.sim.variant import HONEST
 
@@ -196,6 +196,14 @@ def _wait_any(pending: dict) -> None:
         wait(list(pending), timeout=TICK_S, return_when="FIRST_COMPLETED")
 
 
+def fails_honestly(reproducer: dict) -> bool:
+    """Whether a mutant's failing run fails on the honest stack as well (replayed here,
+    on the code this driver runs): then it shows a fault of the stack or the harness,
+    and kills no mutant."""
+    repro = attrs.evolve(Reproducer.from_json(reproducer), variant=None)
+    return bool(replay(repro).violations)
+
+
 def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, wait=False) -> None:
     """Take in one finished chunk's outcome: counts, behaviours, any failure."""
     from distributed import KilledWorker
@@ -208,6 +216,8 @@ def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, wait=F
     if outcome is None:
         return
     outcome["at"] = at
+    if campaign.plan.mutants and outcome["reproducer"] is not None:
+        outcome["honest_fails"] = fails_honestly(outcome["reproducer"])
     campaign.outcomes.append(outcome)
     campaign.coverage.counts.update(outcome["coverage"])
     campaign.reached.append((at, len(campaign.coverage.reached)))

@@ -64,12 +64,14 @@ def _import(module_name: str, where: str):
 @attrs.frozen
 class Score:
     """One mutant's verdict: killed (by which invariant, how fast, shrunk to how many
-    steps), survived (after how much fuzzing), or lost (its workers kept dying)."""
+    steps), survived (after how much fuzzing), lost (its workers kept dying), or
+    ``honest-fails``: the run that failed fails on the honest code too (a fault of the
+    stack, which kills no mutant; its reproducer is in the findings)."""
 
     name: str
     kind: str  # "variant" | "source"
     what: str  # the variant ref, or the spec rule the source mutant breaks
-    verdict: str  # "killed" | "survived" | "lost"
+    verdict: str  # "killed" | "survived" | "lost" | "honest-fails"
     invariant: str | None = None
     found_after: float | None = None
     examples: int = 0
@@ -102,7 +104,7 @@ def scores(mutants: tuple[str | Mutant, ...], outcomes: list[dict]) -> list[Scor
         violations = repro["violations"] if repro else ()
         out.append(
             Score(
-                name, kind, what, "killed",
+                name, kind, what, "honest-fails" if outcome.get("honest_fails") else "killed",
                 invariant=violations[0]["invariant"] if violations else "crash",
                 found_after=outcome["found_after"], first_steps=outcome["first_steps"],
                 shrunk_steps=len(repro["steps"]) if repro else None,

@@ -16,7 +16,7 @@ from simkit.campaign.mutation import scores
 from simkit.fuzz.mutants import Mutant
 from simkit.fuzz.reproducer import Reproducer, replay, replay_summary
 from simkit.report import render_report, svg
-from simkit.report.html import CSS, table
+from simkit.report.html import page_start, table
 from simkit.report.tables import Table
 from simkit.sim.behaviours import CATALOGUE
 
@@ -146,14 +146,7 @@ def _replay_report(folder: Path, stem: str) -> str:
 
 def dashboard(data: dict) -> str:
     title = f"simkit campaign: {data['verdict']}"
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title>",
-        f"<style>{CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-        f"<p>{escape(headline(data))}</p>",
-    ]
+    out = [*page_start(title), f"<p>{escape(headline(data))}</p>"]
     if "mutation" in data:
         out.append(table(mutation_table(data)))
     else:

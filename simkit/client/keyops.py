@@ -51,15 +51,20 @@ async def honour_rotation(device, graph_id: str) -> bool:
     latest key takes a turn: any other would strand a holder (docs/findings.md, F5).
     Returns whether this device rotated."""
     after = device.config.rotate_after_s
-    flagged = (device.store.get("graphs", graph_id) or {}).get("rotate")
+    meta = device.store.get("graphs", graph_id) or {}
+    flagged = meta.get("rotate")
     if after is None or flagged is None or device.behind(graph_id):
         return False
+    now = device.clock.now_ms()
+    if now < flagged:  # the wall clock stepped back: the wait starts again from now
+        device.store.put("graphs", graph_id, {**meta, "rotate": now})
+        flagged = now
     current = device.roster(graph_id) or await roster(device, graph_id)
     if current is None:
         return False
     active = sorted(d for d, e in current.items() if e["revokedAt"] is None)
     rank = active.index(device.device_id) if device.device_id in active else len(active)
-    waited_ms = device.clock.now_ms() - flagged
+    waited_ms = now - flagged
     if not 0 <= after * 1000 * (1 + rank) <= waited_ms:
         return False
     if device.config.approval_mode == APPROVE and not await _approved_every_holder(

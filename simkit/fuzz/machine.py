@@ -340,7 +340,7 @@ class WorldMachine(RuleBasedStateMachine):
             self.do(rule="forge", device=device, graph=graph, record=record, how=how)
 
     @swarm("rogue")
-    @rule(data=st.data(), count=st.integers(1, 24))
+    @rule(data=st.data(), count=st.integers(1, 40))
     def raw_requests(self, data, count):
         """A client outside the fleet sends a burst of raw requests drawn from the whole
         request space (``simkit.fuzz.rogue``), each aimed at the relay as the model sees

@@ -30,6 +30,7 @@ RELAY_CHOICES = {
     "sweep_interval_ms": (60_000, 1_000, 0),
     "max_rev_skew_ms": (300_000, 60_000),
     "max_blob_ttl_ms": (None, 120_000),
+    "quota_blob_bytes": (None, 200),  # two or three of the machines' blobs
 }
 RATE_LIMITS = {
     "tight": {"read": [30, 400], "write": [6, 1_000], "blob": [3, 2_000]},

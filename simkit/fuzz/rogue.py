@@ -9,7 +9,7 @@ broken by a party the protocol never promised to survive. A request is kept in a
 step as JSON; a long run of one byte (an oversized body) as its length and byte.
 """
 
-from simkit.model.requests import Filler, RequestSpace
+from simkit.model.requests import WEIGHTS, Filler, RequestSpace
 from simkit.protocol.b64 import b64url_decode, b64url_encode
 from simkit.relay.http import Request
 
@@ -17,7 +17,12 @@ ROGUES = {"mallory": ("m1", "m2", "m3"), "trudy": ("t1", "t2")}
 ROGUE_GROUP = "lab"
 # The fleet sends well-formed requests all day; the rogue is there for the rest, so
 # most of its requests carry a fault (and a third are well-formed, to build state).
-SPACE = RequestSpace(devices=ROGUES, groups=(ROGUE_GROUP, "team"), faults=(0, 1, 1, 2))
+# It registers and revokes its own devices often, so that revoked callers exist to
+# meet every route.
+SPACE = RequestSpace(
+    devices=ROGUES, groups=(ROGUE_GROUP, "team"), faults=(0, 1, 1, 2),
+    weights=(*WEIGHTS, ("register", 3), ("revoke", 3)),
+)  # fmt: skip
 
 
 def encode(request: Request) -> dict:

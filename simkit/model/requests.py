@@ -37,6 +37,9 @@ MALFORMED_GIDS = ("x", "g:", "d:", "g:a:b", "u:x", "U", "g:" + "a" * 65, "g:te a
 WRONG_VALUES = (None, True, -1, 1.5, "", "a:b", "x" * 300, [], {}, 2**53, "1", 2.0, 1e3)
 UNKNOWN_PATHS = ("/", "", "/graphs", "/graphs/u", "/graphs/u/nope", "/v1/devices", "devices")
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
+# How often each route is drawn (others: 1). Writes that build state come up more often
+# than reads of it.
+WEIGHTS = (("push", 4), ("put_keys", 3), ("upload", 3), ("download", 2), ("ack", 2))
 BAD_JSON = (b"", b"{", b'{"ops": "\xff"}', b'{"ops": NaN}', b"[]", b"null", b"[" * 9 + b"]" * 9)
 
 
@@ -65,6 +68,7 @@ class RequestSpace:
     credential: Callable[[str | None, str | None], dict[str, str]] = headers
     # how many faults a request gets, drawn from this (well-formed 70 % of the time)
     faults: tuple[int, ...] = (0,) * 7 + (1,) * 2 + (2,)
+    weights: tuple[tuple[str, int], ...] = WEIGHTS  # (route name, weight); later pairs win
 
     @property
     def members(self) -> list[str]:
@@ -123,6 +127,13 @@ class _Build:
 
 
 @functools.cache
+def _weighted(weights: tuple[tuple[str, int], ...]) -> tuple[Route, ...]:
+    """Each route repeated as often as its weight says."""
+    weight = dict(weights)
+    return tuple(r for r in ROUTES for _ in range(weight.get(r.name, 1)))
+
+
+@functools.cache
 def _index(n: int) -> st.SearchStrategy[int]:
     return st.integers(0, n - 1)
 
@@ -133,9 +144,6 @@ def requests(draw, model: RelayModel, space: RequestSpace, now: int) -> Request:
     return _request(_Build(draw, model, space, now))
 
 
-# Writes that build state come up more often than reads of it.
-WEIGHTS = {"push": 4, "put_keys": 3, "upload": 3, "download": 2, "ack": 2}
-WEIGHTED_ROUTES = [r for r in ROUTES for _ in range(WEIGHTS.get(r.name, 1))]
 FAULTS = ("caller", "graph", "method", "path", "query", "body", "oversize")
 
 
@@ -143,7 +151,7 @@ def _request(b: _Build) -> Request:
     """A well-formed request most of the time; else one or two faults, so that both
     every refusal and the pipeline's order (the earliest failing step answers) show."""
     faults = b.faults = {b.pick(FAULTS) for _ in range(b.pick(b.space.faults))}
-    route = b.pick(WEIGHTED_ROUTES)
+    route = b.pick(_weighted(b.space.weights))
     member, device = _caller(b, route, bad="caller" in faults)
     b.member = member if isinstance(member, str) else b.space.members[0]
     b.device = device

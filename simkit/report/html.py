@@ -45,6 +45,17 @@ svg .grid { stroke: #e6e6e6; stroke-width: 1; } svg .axis { stroke: #333; stroke
 _TRACE_REF = re.compile(r"trace#(\d+)")
 
 
+def page_start(title: str) -> list[str]:
+    """A standalone page's opening lines, up to its title heading (the style inline)."""
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title>",
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+
+
 def verdict_class(cell: str) -> str:
     return {"✓ pass": "pass", "✗ FAIL": "fail"}.get(cell, "unchecked")
 
@@ -91,13 +102,7 @@ def html(story: Story, summary: dict) -> str:
     proof = evidence_table(found) if violation else None
     history = history_table(story, ops, latencies(ops), violation)
     anchors = row_ids(history) | (row_ids(proof) if proof else set())
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title>",
-        f"<style>{CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-    ]
+    out = page_start(title)
     if summary["description"]:
         out.append(f"<p>{escape(summary['description'])}</p>")
     out += [table(t, anchors) for t in summary_tables(story, summary)]

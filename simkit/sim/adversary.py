@@ -9,6 +9,7 @@ relay. A mode either serves its targets from another relay (``fork``,
 
 import hashlib
 import json
+from urllib.parse import unquote
 
 import attrs
 import trio
@@ -41,10 +42,11 @@ class AdversaryError(SimkitError, ValueError):
 
 
 def _route(request: Request) -> tuple[str | None, str]:
-    """(graph ID, last path segment) of a graph route, or (None, '') otherwise."""
+    """(graph ID, last path segment) of a graph route, or (None, '') otherwise; the
+    graph ID decoded as the relay decodes it."""
     parts = request.path.strip("/").split("/")
     if len(parts) >= 3 and parts[0] == "graphs":
-        return parts[1], parts[2]
+        return unquote(parts[1], errors="replace"), parts[2]
     return None, parts[-1] if parts else ""
 
 
@@ -424,10 +426,6 @@ class MaliciousRelay:
         device_id = request.headers.get("x-device")
         active = [m for m in self.modes if m.aims_at(device_id)]
         graph_id, what = _route(request)
-        if what == "push" and request.method == "POST":
-            for mode in self.modes:
-                if isinstance(mode, Withhold):
-                    mode.observe_push(request, device_id, graph_id)
         relay = self.world.relay
         for mode in active:
             relay = mode.relay_for(relay, device_id)
@@ -438,6 +436,10 @@ class MaliciousRelay:
             response = self.world.answer(request)
         else:
             response = relay.handle(request)
+        if what == "push" and request.method == "POST" and response.status == 200:
+            for mode in self.modes:  # what the relay accepted (a rogue's push may be junk)
+                if isinstance(mode, Withhold):
+                    mode.observe_push(request, device_id, graph_id)
         for mode in active:
             response = mode.edit(request, device_id, response)
         if what == "pull" and response.status == 200:

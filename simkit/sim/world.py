@@ -137,6 +137,7 @@ class World:
         self.slots: dict[str, DeviceSlot] = {}
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.forged: set[tuple[str, str, int]] = set()  # (storage key, record, rev) forged
+        self.log_reads: dict[tuple, int] = {}  # (device, log path) -> highest ``after`` read
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
@@ -260,7 +261,17 @@ class World:
         each answer exercised."""
         response = self.adversary.handle(request)
         self.coverage.add(relay_labels(request, response))
+        if response.status == 200 and request.method == "GET" and request.path.endswith("/log"):
+            self._log_read(request)
         return response
+
+    def _log_read(self, request) -> None:
+        """How far each device has read each log: a device reading a long log page by
+        page makes progress that its store shows only once the read ends."""
+        key = (request.headers.get("x-device"), request.path)
+        after = request.query.get("after", "0")
+        if after.isdecimal() and int(after) > self.log_reads.get(key, -1):
+            self.log_reads[key] = int(after)
 
     def _device_event(self, device: Device, event) -> None:
         self.trace.emit(
@@ -594,7 +605,7 @@ class World:
 
     def _progress(self) -> tuple:
         """What changes while the world is still converging: relay counters, epochs and
-        wraps, and each device's queue and cursors."""
+        wraps, each device's queue and cursors, and how far each has read each log."""
         relay = tuple(
             (sk, g.seq, g.latest_epoch, sum(len(h) for h in g.wraps.values()))
             for sk, g in sorted(self.relay.state.graphs.items())
@@ -603,7 +614,7 @@ class World:
             (s.device_id, s.device.pending(), tuple(sorted(s.device.store.rows("cursor").items())))
             for s in self.alive()
         )
-        return relay, devices
+        return relay, devices, tuple(sorted(self.log_reads.items()))
 
     def alive(self) -> list[DeviceSlot]:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]

@@ -46,3 +46,16 @@ def test_mutants_of_both_kinds_are_scored_killed_or_survived(client):
 def test_a_bad_mutants_reference_is_a_one_line_input_error(ref, message):
     with pytest.raises(MutantsError, match=message):
         load_mutants(ref)
+
+
+def test_a_kill_whose_run_fails_on_the_honest_code_too_kills_nothing():
+    mutant = load_mutants("tests.campaign.variants:SOURCE")[0]
+    repro = {"steps": [{"rule": "heal"}], "violations": [{"invariant": "crash"}]}
+    outcome = {
+        "index": 0, "examples": 1, "steps": 1, "failure": "boom", "reproducer": repro,
+        "found_after": 0.1, "first_steps": 1, "shrinking": "done",
+    }  # fmt: skip
+    [killed] = scores((mutant,), [outcome])
+    [void] = scores((mutant,), [{**outcome, "honest_fails": True}])
+    assert killed.verdict == "killed"
+    assert void.verdict == "honest-fails" and void.invariant == "crash"

@@ -7,6 +7,7 @@ first example starts, never seconds that a busy machine could overrun.
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -145,12 +146,24 @@ def test_simkit_fuzz_on_sigint_while_shrinking_exits_1_with_the_best_reproducer(
     [
         ["--time", "0"],
         ["--time", "-5"],
-        ["--shrink-time", "0"],
+        ["--shrink-time", "-1"],
         ["--shrink-time", f"{SHRINK_CAP_S + 1:g}"],
         ["--max-steps", "0"],
     ],
-    ids=["time-0", "time-negative", "shrink-time-0", "shrink-time-over-cap", "max-steps-0"],
+    ids=["time-0", "time-negative", "shrink-time-negative", "shrink-time-over-cap", "max-steps-0"],
 )
 def test_a_budget_out_of_range_is_a_usage_error(args):
     result = CliRunner().invoke(main, ["fuzz", *args])
     assert result.exit_code == 2 and args[0] in result.output, result.output
+
+
+def test_simkit_fuzz_with_shrink_time_0_stops_at_the_first_violation_unshrunk(tmp_path):
+    out = tmp_path / "repro.json"
+    args = ["--variant", CAUGHT["variant_ref"], "--seed", "2", "--time", "300"]
+    result = CliRunner().invoke(main, ["fuzz", *args, "--shrink-time", "0", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "no shrinking" in result.output and "not shrunk" in result.output
+    written = json.loads(out.read_text())
+    first = re.search(r"in a run of (\d+) steps", result.output)
+    assert first and len(written["steps"]) == int(first.group(1))
+    assert replay(Reproducer.load(out)).violations

@@ -1,0 +1,432 @@
+"""Source mutants: realistic one- or two-line slips, each breaking one rule of the spec.
+
+Each is the kind of change a protocol edit introduces (an off-by-one, ``>`` for
+``>=``, a forgotten check, the wrong field, a unit read wrongly, a missed durable
+commit), applied to a copy of ``simkit`` by ``simkit.fuzz.mutants``. ``rule`` quotes
+the spec (relay-spec.md) or, where the spec leaves the decision open, docs/.
+``simkit fuzz`` alone must catch each one: ``simkit campaign --mutants
+tests.fuzz.mutants:ALL --time 60`` measures whether and how fast it does
+(docs/fuzzing.md, "Mutants"), and ``tests/fuzz/test_mutants_caught.py`` keeps a
+seeded check of those it catches.
+
+The variants in ``tests/fuzz/variants.py`` cover six more rules through override
+points; these reach the lines no override point isolates.
+"""
+
+import subprocess
+from pathlib import Path
+
+from simkit.fuzz.mutants import Mutant, run_mutated
+
+
+def fuzz_mutant(
+    mutant: Mutant, into: Path, *, seed: int, seconds: float, timeout: float
+) -> subprocess.CompletedProcess:
+    """``simkit fuzz --time SECONDS --seed SEED --shrink-time 0`` on a copy of simkit
+    with ``mutant`` applied (reproducer in ``into/repro.json``): the search alone."""
+    args = ["fuzz", "--time", str(seconds), "--seed", str(seed), "--shrink-time", "0"]
+    return run_mutated(mutant, into, [*args, "--out", str(into / "repro.json")], timeout)
+
+
+# -- the relay: every route, the request pipeline and the request schemas ------------------
+
+RELAY = (
+    Mutant(
+        "push-first-seq-reuses-counter",
+        "relay/records.py",
+        "first = graph.seq + 1",
+        "first = graph.seq",
+        "Records, push rule 4: 'upsert the record and assign the next `seq` from a "
+        "per-graph counter'; 'The seq comes from a counter, never from MAX(seq)+1.'",
+    ),
+    Mutant(
+        "push-ops-share-range-end",
+        "relay/records.py",
+        "self._write(call, graph, stored, op, self._next_seq(graph, reserved))",
+        "self._write(call, graph, stored, op, self._next_seq(graph, graph.seq))",
+        "Records: 'A push allocates its whole seq range up front'; LogEntry: 'One entry "
+        "per accepted write, in the order the relay assigned.'",
+    ),
+    Mutant(
+        "push-quota-off-by-one",
+        "relay/records.py",
+        "len(graph.records) + 1 > self.settings.quota_records",
+        "len(graph.records) > self.settings.quota_records",
+        "Records, push rule 3: 'If a quota would be exceeded, reject that op with a "
+        "reason and continue.'",
+    ),
+    Mutant(
+        "push-rev-skew-read-as-seconds",
+        "relay/records.py",
+        "return rev > now + self.settings.max_rev_skew_ms",
+        "return rev > now + self.settings.max_rev_skew_ms * 1000",
+        "Records, push rule 1: 'If `rev` is more than 5 minutes ahead of the relay's "
+        "clock, reject the op with reason `rev-too-far-ahead` and continue.'",
+    ),
+    Mutant(
+        "pull-serves-superseded-rows",
+        "relay/records.py",
+        "if row is not None and row.seq == entry.seq:",
+        "if row is not None:",
+        "Pull rules: 'Returns ops with `seq > after`, ascending, at most `limit` (max "
+        "500). `more` is true when another page waits.'",
+    ),
+    Mutant(
+        "pull-limit-not-capped",
+        "relay/records.py",
+        'return after, min(query_int(query, "limit", ceiling, 1, MAX_SAFE_INTEGER), ceiling)',
+        'return after, query_int(query, "limit", ceiling, 1, MAX_SAFE_INTEGER)',
+        "Pull rules: 'at most `limit` (max 500)'; Limits: 'A relay may enforce stricter "
+        "limits, never looser ones.'",
+    ),
+    Mutant(
+        "log-after-inclusive",
+        "relay/records.py",
+        "start = bisect_right(log, after, key=_SEQ)",
+        "start = bisect_right(log, after - 1, key=_SEQ)",
+        "GET /graphs/:gid/log?after=&limit=: entries after the cursor, in seq order "
+        "(Log chain: 'computed by clients, over entries in seq order').",
+    ),
+    Mutant(
+        "keys-serve-latest-wrap-only",
+        "relay/keys.py",
+        "for epoch, holders in sorted(graph.wraps.items())",
+        "for epoch, holders in sorted(graph.wraps.items())[-1:]",
+        "GET /graphs/:gid/keys answers `{latestEpoch, rotationRequired, wraps: [{epoch, "
+        "wrapped}]}` (wraps for the calling device only); Keyring: 'old epochs are kept'.",
+    ),
+    Mutant(
+        "roster-forgets-departed-pushers",
+        "relay/keys.py",
+        "members = sorted({*self._current_members(call.graph.key), *call.graph.pushers})",
+        "members = sorted(self._current_members(call.graph.key))",
+        "Key rules: 'The roster (GET devices) serves the devices of every member who has "
+        "pushed to the graph, including revoked devices and departed members.'",
+    ),
+    Mutant(
+        "keygaps-miss-latest-epoch",
+        "relay/keys.py",
+        "for epoch in range(1, graph.latest_epoch + 1)",
+        "for epoch in range(1, graph.latest_epoch)",
+        "Key rules: 'keygaps lists devices holding no wrap for some epoch'.",
+    ),
+    Mutant(
+        "eligible-includes-revoked",
+        "relay/core.py",
+        "            if device.revoked_at is None\n        ]",
+        "        ]",
+        "POST keys rule 3: 'Wraps plus `excluding` must cover every eligible device "
+        "(active devices of current members)'; rule 6: 'Every wrap must address an active "
+        "device of a current member, else `400 not-a-member-device`.'",
+    ),
+    Mutant(
+        "rotate-checks-write-not-rotate",
+        "relay/keys.py",
+        'self._require_capability(call, "rotate")',
+        'self._require_capability(call, "write")',
+        "POST keys rule 2: 'The caller must hold the `rotate` capability, else `403 "
+        "not-permitted` with `need: rotate`.'",
+    ),
+    Mutant(
+        "revoke-drops-callers-wraps",
+        "relay/devices.py",
+        "owed = sorted(self._owe_rotation(call.tx, target_id))",
+        "owed = sorted(self._owe_rotation(call.tx, call.device))",
+        "Devices: 'Revoke drops the device's wraps, marks it revoked and sets "
+        "rotationRequired on every graph it held keys for.'",
+    ),
+    Mutant(
+        "discard-drops-latest-epoch-wrap",
+        "relay/keys.py",
+        "holders = call.graph.wraps.get(epoch, {})",
+        "holders = call.graph.wraps.get(call.graph.latest_epoch, {})",
+        "Graph key epoch: 'DELETE keys/:epoch | by the holder of that wrap | same epoch, "
+        "caller's wrap removed | the device reappears in keygaps'.",
+    ),
+    Mutant(
+        "transport-forgotten-at-first-receipt",
+        "relay/blobs.py",
+        "return set(self._current_members(key)) <= set(blob.receipts)",
+        "return set(self._current_members(key)) >= set(blob.receipts)",
+        "Blob: 'transport | ack | every current member has acked (sweeper re-checks "
+        "against the current member set) | forgotten (deleted)'.",
+    ),
+    Mutant(
+        "ephemeral-ttl-read-as-seconds",
+        "relay/blobs.py",
+        'expires_at = call.now + query_int(query, "ttl", 0, 1, self.settings.max_blob_ttl_ms)',
+        "expires_at = call.now + 1000 * query_int(\n"
+        '                query, "ttl", 0, 1, self.settings.max_blob_ttl_ms)',
+        "Blobs: '`ttl` is in milliseconds and applies to `ephemeral`, maximum 30 days'; "
+        "Blob: 'ephemeral | time | ttl has passed | forgotten (deleted)'.",
+    ),
+    Mutant(
+        "expired-blob-still-served",
+        "relay/blobs.py",
+        "if blob is None or blob.expired(call.now):",
+        "if blob is None:",
+        "Blob: 'ephemeral | time | ttl has passed | forgotten (deleted)' (GET, ack and "
+        "DELETE of an expired blob find nothing, swept or not).",
+    ),
+    Mutant(
+        "blob-delete-without-write",
+        "relay/routing.py",
+        '"_delete_blob", "write",\n          capability="write"),',
+        '"_delete_blob", "write"),',
+        "Blobs: 'Upload and DELETE require `write`.'; Blob: 'retain | DELETE | caller "
+        "holds `write` | deleted'.",
+    ),
+    Mutant(
+        "register-swaps-keys",
+        "relay/devices.py",
+        "Device(device_id, call.member, pub, sig, self_sig, label, call.now)",
+        "Device(device_id, call.member, sig, pub, self_sig, label, call.now)",
+        "PUT /devices/:deviceId `{pubJwk, sigJwk, ...}`: 'It is set-once and takes both "
+        "keys at once'; Device: pubJwk is the ECDH wrapping key, sigJwk the ECDSA signing key.",
+    ),
+    Mutant(
+        "device-list-open-to-unregistered",
+        "relay/routing.py",
+        'Route("GET", ("devices",), "_list_devices", "read"),',
+        'Route("GET", ("devices",), "_list_devices", "read", registered=False),',
+        "Authentication 2: 'Every route except PUT /devices/:deviceId also requires that "
+        "the named device is registered to the named member and is not revoked.'",
+    ),
+    Mutant(
+        "capability-empty-list-allows-all",
+        "relay/core.py",
+        "if granted is not None and capability not in granted:",
+        "if granted and capability not in granted:",
+        "Authentication 5: 'If the directory has no capability function, or answers null "
+        "for the group, everything is allowed. If it answers a list, the needed "
+        "capability must be in it.'",
+    ),
+    Mutant(
+        "decimal-query-refuses-zero",
+        "relay/schema.py",
+        '_DECIMAL = re.compile(r"0|[1-9][0-9]{0,15}")',
+        '_DECIMAL = re.compile(r"[1-9][0-9]{0,15}")',
+        "Pull rules: 'Returns ops with `seq > after`'; Endpoints: 'Every body is validated "
+        "against a schema; failure is 400 `invalid`' (a valid request is never refused).",
+    ),
+    Mutant(
+        "nonce-limit-in-bytes",
+        "relay/schema.py",
+        "MAX_NONCE_CHARS = 64",
+        "MAX_NONCE_CHARS = 12",
+        "Cryptographic constructions: 'nonce 96 random bits, fresh per encryption' (16 "
+        "base64url characters on the wire); a valid push is never refused `400 invalid`.",
+    ),
+)
+
+# -- the client: rules 1-14, log verification, checkpoints, durability -----------------------
+
+CLIENT = (
+    Mutant(
+        "stamp-ties-prior-rev",
+        "client/device.py",
+        'at = max(now, self.store.get("meta", "last", 0) + 1, int(prior_rev) + 1)',
+        'at = max(now, self.store.get("meta", "last", 0) + 1, int(prior_rev))',
+        "Client rule 1: 'Stamping: `at = max(now, last + 1, priorRev + 1)`, where ... "
+        "`priorRev` is the `at` of the record being overwritten'.",
+    ),
+    Mutant(
+        "receive-never-refreshes-roster",
+        "client/sync.py",
+        'if isinstance(outcome, Refusal) and outcome.reason == "unknown-device":',
+        'if isinstance(outcome, Refusal) and outcome.reason == "unknown-devices":',
+        "Client rule 2: 'a receiver accepts a record only if ... `d` is in the roster'; "
+        "Errors: 'A failed check on the device side ... skips that record' (a device "
+        "linked after the roster was cached is in the roster).",
+    ),
+    Mutant(
+        "tombstone-checked-against-schema",
+        "client/receive.py",
+        'if not record.get("deleted") and not registry.accepts(record["kind"], record["data"]):',
+        'if not registry.accepts(record["kind"], record["data"]):',
+        "Client rule 2: 'the app's schema for `r.kind` accepts `r.data` (tombstones excepted)'.",
+    ),
+    Mutant(
+        "lww-keeps-local-on-equal-rev",
+        "client/sync.py",
+        'if held is not None and held["at"] > record["at"]:',
+        'if held is not None and held["at"] >= record["at"]:',
+        "Client rule 3: 'take the relay's copy when `local.at <= record.at` and content "
+        "differs (the relay keeps the first of two equal revisions)'.",
+    ),
+    Mutant(
+        "cursor-saved-past-missing-epoch",
+        "client/sync.py",
+        'device.store.put("cursor", sub_key, cursor)',
+        'device.store.put("cursor", sub_key, max(cursor, answer["cursor"]))',
+        "Client rule 4: 'Op under a missing epoch: stop before that op without advancing "
+        "the cursor, fetch keys, retry; never skip it.'",
+    ),
+    Mutant(
+        "push-while-behind",
+        "client/sync.py",
+        "if device.behind(graph_id) or not ring.keys:",
+        "if not ring.keys:",
+        "Client rule 5: 'A device behind an epoch holds its writes.'",
+    ),
+    Mutant(
+        "pull-without-roster",
+        "client/sync.py",
+        "            return applied, refused  # rule 6: defer the batch, keep the cursor",
+        '            device.last_error = f"pull {graph_id}: roster unavailable"',
+        "Client rule 6: 'If the roster cannot be fetched, the batch is deferred with the "
+        "cursor kept, not dropped.'",
+    ),
+    Mutant(
+        "batch-one-op-over",
+        "client/sync.py",
+        "len(batch) >= device.config.max_batch_ops",
+        "len(batch) > device.config.max_batch_ops",
+        "Client rule 7: 'Batches are bounded by op count (200) and bytes (8 MiB).'",
+    ),
+    Mutant(
+        "echo-skip-over-others-writes",
+        "client/sync.py",
+        "cursor == sub_cursor + len(batch)",
+        "cursor >= sub_cursor + len(batch)",
+        "Client rule 8: 'Echo skipping is allowed only when every op of the batch landed.' "
+        "(docs/client.md: and nothing else was written in between)",
+    ),
+    Mutant(
+        "clock-repair-raises-high-water",
+        "client/sync.py",
+        'min(device.store.get("meta", "last", 0), corrected)',
+        'max(device.store.get("meta", "last", 0), corrected)',
+        "Client rule 9: 'on `rev-too-far-ahead`, adopt the relay's `now` once ... and "
+        "reset the high-water mark to the minimum of itself and the corrected now.'",
+    ),
+    Mutant(
+        "retry-every-4xx",
+        "client/transport.py",
+        "return status == 429 or status >= 500",
+        "return status == 429 or status >= 400",
+        "Client rule 10: '429, 5xx and network failures retry with jittered backoff and "
+        "bounded attempts; other 4xx are not retried and are surfaced.'",
+    ),
+    Mutant(
+        "readonly-drops-queue",
+        "client/sync.py",
+        "                    device.readonly.add(graph_id)\n",
+        "                    device.readonly.add(graph_id)\n"
+        '                    device.store.drop_tables(f"queue:{sk}")  # a 4xx: not retried\n',
+        "Client rule 11: '`403 not-permitted` is not a transport failure: hold the queued "
+        "writes, report it, and continue with the pull.'",
+    ),
+    Mutant(
+        "unopenable-discards-latest-epoch",
+        "client/keyops.py",
+        'await device.request("DELETE", f"/graphs/{graph_id}/keys/{epoch}")',
+        'await device.request("DELETE", f"/graphs/{graph_id}/keys/{answer[\'latestEpoch\']}")',
+        "Client rule 12: 'A wrap that fails to unwrap is discarded with DELETE "
+        "keys/:epoch and re-granted.'",
+    ),
+    Mutant(
+        "mint-adopts-what-it-sent",
+        "client/keyops.py",
+        "    await refresh_keys(device, graph_id)  # adopt what the relay holds, not what was sent",
+        "    device.adopt_key(graph_id, epoch, key)  # the key just minted",
+        "Client rule 13: 'Key creation: after POST keys with epoch 1, read keys back and "
+        "adopt what the relay holds, not what was sent.'",
+    ),
+    Mutant(
+        "approve-mode-wraps-pending",
+        "client/approval.py",
+        "return GateDecision(mode == OBSERVE and fingerprint is not None, state, event)",
+        "return GateDecision(fingerprint is not None, state, event)",
+        "Client rule 14: 'Blocked devices are named in `excluding` (mode `approve`); in "
+        "mode `observe` (default) the key is wrapped anyway.' Pin: 'Only `approved` "
+        "devices are wrapped to in `approve` mode.'",
+    ),
+    Mutant(
+        "log-check-ignores-rev",
+        "client/logverify.py",
+        "served = (held is not None and held >= rev) or (refused is not None and refused >= rev)",
+        "served = held is not None or (refused is not None and refused >= rev)",
+        "Client verification (1): 'every log entry names a record the device holds at "
+        "that rev or newer unless it refused it on purpose'.",
+    ),
+    Mutant(
+        "boundary-head-before-its-entry",
+        "client/logverify.py",
+        "fresh.update(_final_boundaries(last_seq, seq - 1, head))",
+        "fresh.update(_final_boundaries(last_seq, seq, head))",
+        "Log chain: 'The head at boundary B is the chain after folding every entry with seq <= B'.",
+    ),
+    Mutant(
+        "checkpoint-publishes-current-head",
+        "client/sync.py",
+        '"head": log.heads[str(boundary)]',
+        '"head": log.head',
+        "Checkpoint record: data `{v: 1, d: <device_id>, seq: number, head: string}` ... "
+        "'`head` is the chain head (base64url) at that boundary.'",
+    ),
+    Mutant(
+        "checkpoint-slot-from-member-id",
+        "client/sync.py",
+        "slot = checkpoint_record_id(epoch1, device.device_id)",
+        "slot = checkpoint_record_id(epoch1, device.member_id)",
+        "Derived values: 'Checkpoint record ID: HMAC of the device ID under HKDF(epoch-1 "
+        "key, `skm-ckpt-v1`)'; 'A receiver believes a checkpoint only if its record ID is "
+        "the one derived for the `d` in its data'.",
+    ),
+    Mutant(
+        "queued-write-not-durable",
+        "client/device.py",
+        '        self.store.put(f"queue:{sk}", record_id, {"r": record, "before": before})\n'
+        "        self.store.commit()\n",
+        '        self.store.put(f"queue:{sk}", record_id, {"r": record, "before": before})\n',
+        "Device: 'Every device holds the real database in plaintext'; docs/client.md: a "
+        "write is durable when it returns (committed with its queue entry), so a crash "
+        "never loses what the application was told was written.",
+    ),
+    Mutant(
+        "rotation-turn-clock-resets",
+        "client/keyops.py",
+        'if answer.get("rotationRequired") and "rotate" not in meta:',
+        'if answer.get("rotationRequired"):',
+        "Graph key state: 'rotationRequired | set on every graph a revoked device held "
+        "keys for'; docs/client.md, Who rotates: a device takes its turn once the flag "
+        "has stood rotate_after_s x (1 + rank) since it first saw it.",
+    ),
+)
+
+ALL = RELAY + CLIENT
+BY_NAME = {mutant.name: mutant for mutant in ALL}
+
+
+FINDINGS = Path(__file__).with_name("mutant_findings")
+
+
+def collect(report: Path, into: Path = FINDINGS) -> dict[str, str]:
+    """Keep, per mutant, the shortest reproducer a mutation campaign found (its
+    ``--report`` folder's findings) as ``into/NAME.json``, the seeded check of
+    tests/fuzz/test_mutants_caught.py; one that fails on the honest code too is a
+    fault of the stack, not a kill, and is left out. What was done, per mutant."""
+    from simkit.fuzz.reproducer import Reproducer, replay
+
+    found: dict[str, list[Path]] = {}
+    for path in sorted((report / "findings").glob("*.json")):
+        name = max((n for n in BY_NAME if path.name.startswith(f"{n}-")), key=len, default=None)
+        if name is not None:
+            found.setdefault(name, []).append(path)
+    done = {}
+    for name, paths in sorted(found.items()):
+        best = min(paths, key=lambda p: len(Reproducer.load(p).steps))
+        if replay(Reproducer.load(best)).violations:
+            done[name] = f"left out: {best.name} fails on the honest code too"
+            continue
+        (into / f"{name}.json").write_text(best.read_text(encoding="utf-8"), encoding="utf-8")
+        done[name] = f"kept {best.name}"
+    return done
+
+
+if __name__ == "__main__":  # python -m tests.fuzz.mutants REPORT_DIR
+    import sys
+
+    for name, what in collect(Path(sys.argv[1])).items():
+        print(f"{name}: {what}")
