@@ -34,8 +34,7 @@ ESCAPES = {
     "the two",
     "tombstone-checked-against-schema": "equivalent for the machines: every kind they "
     "write accepts a tombstone's data, so the check it adds refuses nothing",
-    "push-while-behind": "rare: a device must write while it knows of an epoch it "
-    "holds no key for",
+    "push-while-behind": "rare: a device must write while it knows of an epoch it holds no key for",
     "clock-repair-raises-high-water": "self-healing: a high-water mark left ahead of the "
     "relay's clock is repaired again on the next rev-too-far-ahead answer",
     "unopenable-discards-latest-epoch": "rare: a wrap that fails to unwrap (a forged "
@@ -62,9 +61,7 @@ def test_every_mutant_is_checked_or_listed_as_an_escape():
 
 
 @pytest.mark.parametrize("path", FINDINGS, ids=[p.stem for p in FINDINGS])
-def test_the_mutants_reproducer_breaks_its_invariant_and_holds_on_the_honest_code(
-    path, tmp_path
-):
+def test_the_mutants_reproducer_breaks_its_invariant_and_holds_on_the_honest_code(path, tmp_path):
     invariant = _invariant(path)
     done = run_mutated(BY_NAME[path.stem], tmp_path, ["replay", str(path)], TIMEOUT_S)
     assert done.returncode == 1, f"{path.stem} no longer caught:\n{done.stdout[-3000:]}"
