@@ -53,7 +53,7 @@ async def honour_rotation(device, graph_id: str) -> bool:
     after = device.config.rotate_after_s
     meta = device.store.get("graphs", graph_id) or {}
     flagged = meta.get("rotate")
-    if after is None or flagged is None or device.behind(graph_id):
+    if after is None or flagged is None:
         return False
     now = device.clock.now_ms()
     if now < flagged:  # the wall clock stepped back: the wait starts again from now
@@ -67,6 +67,8 @@ async def honour_rotation(device, graph_id: str) -> bool:
     waited_ms = now - flagged
     if not 0 <= after * 1000 * (1 + rank) <= waited_ms:
         return False
+    if device.behind(graph_id) and not await _latest_key_lost(device, graph_id, active):
+        return False  # a holder of the latest key will grant it first
     if device.config.approval_mode == APPROVE and not await _approved_every_holder(
         device, graph_id, current
     ):
@@ -75,6 +77,18 @@ async def honour_rotation(device, graph_id: str) -> bool:
     if rotated:
         device.emit("rotation.honoured", graph_id, waited_ms=waited_ms)
     return rotated
+
+
+async def _latest_key_lost(device, graph_id: str, active: list[str]) -> bool:
+    """Whether no active device holds the graph's latest key (its holders were all
+    revoked): no grant will ever come, so a device behind must rotate for the graph to
+    go on (docs/client.md, "Who rotates")."""
+    response = await device.request("GET", f"/graphs/{graph_id}/keygaps")
+    if response.status != 200:
+        return False
+    answer = response.json()
+    lacking = {g["deviceId"] for g in answer["gaps"] if answer["latestEpoch"] in g["epochs"]}
+    return set(active) <= lacking
 
 
 async def _approved_every_holder(device, graph_id: str, current: dict[str, dict]) -> bool:

@@ -189,12 +189,15 @@ class Rotations:
 
 def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> bool:
     """In approve mode a device that no holder of the graph's latest key approved is
-    blocked on purpose (never granted; named in excluding at the next rotation)."""
+    blocked on purpose (never granted; named in excluding at the next rotation). Only
+    a holder that may still grant counts: an active device of a current member (one
+    whose member left the graph keeps its wrap but grants nothing)."""
     if world.config.approval_mode != "approve":
         return False
     holders = world.relay.state.graphs[storage_key].wraps.get(latest, {})
+    granters = {d.device_id for d in world.relay._eligible(storage_key)} & set(holders)
     return not any(
         (world.slots[h].device.pin(device_id) or {}).get("state") == "approved"
-        for h in sorted(holders)
+        for h in sorted(granters)
         if h in world.slots and world.slots[h].device is not None
     )

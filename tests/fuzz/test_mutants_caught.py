@@ -46,6 +46,14 @@ ESCAPES = {
     "log lists at a newer rev (modes hide, replay or rewrite entries instead)",
     "checkpoint-slot-from-member-id": "its effect is that no checkpoint is believed; the "
     "forks the machines draw are all caught by direct contradictions first",
+    "boundary-head-before-its-entry": "equivalent for a fleet of one implementation: every "
+    "device computes the same shifted head, so peers agree; only other code would see it",
+    "discard-drops-latest-epoch-wrap": "rare: a device holding wraps of two epochs must "
+    "discard the older one",
+    "pull-without-roster": "rare: the roster read must fail for good (not be lost and "
+    "retried) just before a pull that brings records",
+    "rotation-turn-clock-resets": "delays only the fallback turns, and the revoker rotates "
+    "at once in nearly every world",
 }
 
 
