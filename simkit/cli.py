@@ -98,7 +98,11 @@ class Command(click.Command):
     cuts it at about 45 characters; the help formatter wraps it instead)."""
 
     def get_short_help_str(self, limit: int = 45) -> str:
-        return self.short_help or click.utils.make_default_short_help(self.help or "", 1_000)
+        if self.short_help:
+            return self.short_help
+        paragraph = " ".join((self.help or "").split("\n\n")[0].split())
+        sentence, stop, _ = paragraph.partition(". ")
+        return sentence + "." if stop else paragraph
 
 
 main.command_class = Command

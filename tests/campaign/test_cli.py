@@ -91,7 +91,10 @@ def test_ctrl_c_to_the_process_group_stops_the_chunks_and_reports_what_ran(tmp_p
     assert campaign_process.returncode == 130, stdout
     assert "interrupted (Ctrl-C)" in stdout
     data = json.loads(out.read_text())
-    assert data["interrupted"] and data["outcomes"][-1]["ended"] == "stopped"
+    # the chunk running at Ctrl-C stops at its next example, unless that example was
+    # the last of its budget (ten examples of two steps: a race CI has lost once)
+    assert data["interrupted"] and data["outcomes"][-1]["ended"] in ("stopped", "examples")
+    assert data["seconds"] < 240  # of a 600 s budget: the campaign stopped at once
 
 
 @pytest.mark.parametrize(

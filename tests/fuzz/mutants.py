@@ -169,6 +169,23 @@ RELAY = (
         "DELETE of an expired blob find nothing, swept or not).",
     ),
     Mutant(
+        "blob-delete-skips-lookup",
+        "relay/blobs.py",
+        "blob_id, _ = self._find_blob(call)",
+        'blob_id = call.params["blobId"]',
+        "Blob: 'retain | DELETE | caller holds `write` | deleted'; Errors: a blob the "
+        "graph does not hold (or an expired one) is 404 not-found, never a crash.",
+    ),
+    Mutant(
+        "discard-always-says-discarded",
+        "relay/keys.py",
+        'json_response(200, {"ok": True, "discarded": discarded})',
+        'json_response(200, {"ok": True, "discarded": True})',
+        "DELETE /graphs/:gid/keys/:epoch answers `{ok, discarded}`; 'DELETE keys/:epoch "
+        "discards only the calling device's own wrap' (a device holding no wrap there "
+        "discarded nothing).",
+    ),
+    Mutant(
         "blob-delete-without-write",
         "relay/routing.py",
         '"_delete_blob", "write",\n          capability="write"),',
