@@ -27,9 +27,6 @@ TIMEOUT_S = 300
 # mutant -> why simkit fuzz does not catch it within 60 s at seed 1 (docs/fuzzing.md,
 # "Mutants", has the measurement and the other seeds tried)
 ESCAPES = {
-    "discard-always-says-discarded": "rare under load: a well-formed DELETE keys/:epoch "
-    "of a wrap its caller does not hold comes only from the rogue (30 examples in 60 s "
-    "on a loaded machine)",
     "blob-delete-without-write": "rare: a member without `write` must delete a blob, which "
     "needs the capability and blob rules in one example's swarm",
     "receive-never-refreshes-roster": "nearly equivalent: every sync run reads the roster "
