@@ -164,6 +164,7 @@ def replay_summary(repro: Reproducer, result: Replay, name: str) -> dict:
             }
         ],
         "invariants": [c.to_json() for c in checks],
+        "behaviours": result.world.coverage.to_json(),
     }
     first = first_violation(result.violations)
     if first is not None:

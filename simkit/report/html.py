@@ -13,6 +13,7 @@ from simkit.report.plots import figures
 from simkit.report.sequence import sequence_svg
 from simkit.report.tables import (
     Table,
+    behaviours_table,
     evidence_table,
     history_table,
     summary_tables,
@@ -130,6 +131,9 @@ def html(story: Story, summary: dict) -> str:
         )
     out.append(table(history, anchors, "history"))
     out.append(table(timeline_table(story), anchors))
+    reached = behaviours_table(summary)
+    if reached is not None:
+        out.append(table(reached))
     out += [
         '<p>The full trace is <span class="mono">trace.jsonl</span> (trace#N is line N + 1), '
         'and <span class="mono">trace.perfetto.json</span> opens in Perfetto.</p>',

@@ -10,6 +10,7 @@ from simkit.report.history import centred_on_cause, evidence, latencies, operati
 from simkit.report.mermaid import sequence_diagram
 from simkit.report.tables import (
     Table,
+    behaviours_table,
     evidence_table,
     history_table,
     summary_tables,
@@ -78,5 +79,8 @@ def markdown(story: Story, summary: dict) -> str:
     lines += ["## Sequence", "", md(window_sentence(story)), ""]
     lines += ["```mermaid", sequence_diagram(story), "```", ""]
     lines += table(timeline_table(story))
+    reached = behaviours_table(summary)
+    if reached is not None:
+        lines += table(reached)
     lines += ["## Files", "", *FILES_NOTE, ""]
     return "\n".join(lines)

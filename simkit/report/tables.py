@@ -5,6 +5,7 @@ import attrs
 
 from simkit.report.data import Story
 from simkit.report.history import Evidence, Latencies, Operation
+from simkit.sim.behaviours import CATALOGUE
 
 MAX_VIOLATIONS = 20  # listed per invariant in a report; summary.json keeps them all
 TIMELINE_NOTE = (
@@ -84,6 +85,29 @@ def violation_lists(summary: dict) -> list[tuple[str, list[str]]]:
                 (inv["name"], found[:MAX_VIOLATIONS] + ([f"… {more} more"] if more > 0 else []))
             )
     return out
+
+
+def behaviours_table(summary: dict) -> Table | None:
+    """What of the protocol's behaviour catalogue (``simkit.sim.behaviours``, what
+    fuzzing aims to cover) this run exercised, and how often; None for a summary
+    without it (an older one)."""
+    behaviours = summary.get("behaviours")
+    if not behaviours:
+        return None
+    groups = {b.name: b.group for b in CATALOGUE}
+    rows = [
+        (groups[name], name, f"{count:,}")
+        for name, count in sorted(
+            behaviours["counts"].items(), key=lambda item: (groups.get(item[0], ""), item[0])
+        )
+        if name in groups
+    ]
+    note = (
+        f"{behaviours['reached']} of the catalogue's {behaviours['catalogue']} behaviours "
+        'happened in this run (docs/fuzzing.md, "Behaviours reached"); a scenario exercises '
+        "what it is about, so most of the rest is expected to stay out."
+    )
+    return Table("Behaviours reached", note, ("Group", "Behaviour", "Times"), rows)
 
 
 def timeline_table(story: Story) -> Table:

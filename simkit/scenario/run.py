@@ -43,6 +43,7 @@ class ScenarioResult:
             "trace_hash": self.trace_hash,
             "expectations": [attrs.asdict(c) for c in self.expectations],
             "invariants": [i.to_json() for i in self.invariants],
+            "behaviours": self.world.coverage.to_json(),
         }
         first = first_violation(self.world.violations)
         if first is not None:

@@ -192,3 +192,22 @@ def test_a_bad_summary_or_folder_is_refused_by_name(alarm_trace, tmp_path):
         load_summary(tmp_path / "nowhere")
     with pytest.raises(ReportError, match="cannot read the trace"):
         render_report(tmp_path / "nowhere.jsonl", summary("x"), tmp_path)
+
+
+def test_a_scenario_report_shows_the_behaviours_its_run_reached(tmp_path):
+    from pathlib import Path
+
+    from simkit.scenario.load import load_scenario
+    from simkit.scenario.run import run_scenario
+
+    root = Path(__file__).resolve().parents[2]
+    result = run_scenario(load_scenario(root / "scenarios" / "bootstrap.toml"))
+    summary = result.summary()
+    behaviours = summary["behaviours"]
+    assert behaviours["reached"] == len(result.world.coverage.reached) > 0
+    assert behaviours["counts"]["ceremony Bootstrap"] >= 1
+    render_report(result.world.trace, summary, tmp_path)
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / name).read_text()
+        assert "Behaviours reached" in text and "ceremony Bootstrap" in text
+        assert f"{behaviours['reached']} of the catalogue" in text
