@@ -124,6 +124,8 @@ def _forge(driver, step, index) -> None:
         if step["how"] == "wrap":
             others = [d for d in _lacking(world, sk) if d != step["device"]]
             request = forged_grant(slot.device, graph_id, others)
+            if request is not None:
+                world.forged_grants.add((sk, request[2]["epoch"], others[0]))
         else:
             op = forged_op(slot.device, graph_id, step["record"], step["how"])
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})

@@ -12,7 +12,7 @@ from simkit.invariants.base import Invariant, Violation, event_key
 from simkit.invariants.blindness import Blindness
 from simkit.invariants.blobs import BlobPolicies
 from simkit.invariants.convergence import Convergence, LastWriteWins, NoLostWrite
-from simkit.invariants.epochs import Epochs, KeyWraps
+from simkit.invariants.epochs import ApprovalGate, Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
@@ -27,6 +27,7 @@ ALL = (
     SeqAndLog,
     Epochs,
     KeyWraps,
+    ApprovalGate,
     Blindness,
     AlarmSoundness,
     AlarmCompleteness,

@@ -23,7 +23,7 @@ from simkit.model import ModelCheck
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for
 from simkit.relay import Poke, Relay, StaticHost
-from simkit.relay.events import DeviceRevoke
+from simkit.relay.events import DeviceRevoke, GraphRotate
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
 from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
@@ -138,6 +138,8 @@ class World:
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.forged: set[tuple[str, str, int]] = set()  # (storage key, record, rev) forged
         self.log_reads: dict[tuple, int] = {}  # (device, log path) -> highest ``after`` read
+        self.minted: dict[tuple[str, int], tuple[str, ...]] = {}  # (graph, epoch) -> wrapped
+        self.forged_grants: set[tuple[str, int, str]] = set()  # (graph, epoch, device) forged
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
@@ -284,6 +286,11 @@ class World:
     def _relay_event(self, event) -> None:
         fields = attrs.asdict(event, recurse=False)
         self.trace.emit("event", RELAY, name=event.kind, **fields)
+        if isinstance(event, GraphRotate):  # who the new epoch was wrapped to, as minted
+            graph = self.relay.state.graphs.get(event.graph)
+            self.minted[(event.graph, event.epoch)] = tuple(
+                sorted(graph.wraps.get(event.epoch, {}) if graph else ())
+            )
         if isinstance(event, DeviceRevoke):
             self._revoked(event.device_id)
         if isinstance(event, Poke) and self.network is not None and self.network.is_running:

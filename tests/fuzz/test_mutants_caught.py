@@ -40,8 +40,6 @@ ESCAPES = {
     "unopenable-discards-latest-epoch": "rare: a wrap that fails to unwrap (a forged "
     "grant) must meet an older epoch than the latest",
     "mint-adopts-what-it-sent": "rare: two devices must mint epoch 1 of one graph at once",
-    "approve-mode-wraps-pending": "no invariant yet checks a wrap against its poster's "
-    "gate (key-wraps checks who may hold keys, not who approved them)",
     "log-check-ignores-rev": "no adversary mode serves an older version of a record the "
     "log lists at a newer rev (modes hide, replay or rewrite entries instead)",
     "checkpoint-slot-from-member-id": "its effect is that no checkpoint is believed; the "

@@ -156,3 +156,18 @@ def test_convergence_compares_content_not_only_revs():
     device.store.put("records:g:team", "r1", {**held, "data": {"other": "content"}})
     found = Convergence().final(result.world)
     assert found and "r1" in found[0].records and "content" in found[0].detail
+
+
+def test_approval_gate_holds_when_an_unannounced_device_waits_for_approval():
+    """A device linked without approval gets no wrap in approve mode (client rule 14).
+    The stack that wraps it anyway is the source mutant approve-mode-wraps-pending,
+    whose run tests/fuzz/test_mutants_caught.py replays to this invariant."""
+    steps = [
+        {"rule": "link", "member": "alice", "device": "a6", "announce": False},
+        {"rule": "advance", "seconds": 120},
+    ]
+    result = run(steps, approval_mode="approve")
+    assert not result.violations, result.violations
+    assert "approval-gate" in {c.name for c in result.monitor.invariants}
+    pending = [e for e in result.world.trace if e.fields.get("name") == "device.pending"]
+    assert pending  # the gate did meet a6, and blocked it
