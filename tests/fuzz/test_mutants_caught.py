@@ -39,7 +39,6 @@ ESCAPES = {
     "relay's clock is repaired again on the next rev-too-far-ahead answer",
     "unopenable-discards-latest-epoch": "rare: a wrap that fails to unwrap (a forged "
     "grant) must meet an older epoch than the latest",
-    "mint-adopts-what-it-sent": "rare: two devices must mint epoch 1 of one graph at once",
     "log-check-ignores-rev": "no adversary mode serves an older version of a record the "
     "log lists at a newer rev (modes hide, replay or rewrite entries instead)",
     "checkpoint-slot-from-member-id": "its effect is that no checkpoint is believed; the "
