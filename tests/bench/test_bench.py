@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from simkit.bench import BenchRow, isolated
+from simkit.bench import BenchRow, isolated, peak_memory_mib
 from simkit.bench.crypto import receive_floor_us
 from simkit.bench.sim import exchange_floor_us, group_world, measure
 from simkit.bench.targets import verdicts
@@ -78,3 +78,13 @@ def test_the_receive_floor_takes_a_real_record_through_the_whole_receive_path():
 
 def test_the_exchange_floor_runs_every_exchange_through_the_simulated_network():
     assert exchange_floor_us(devices=3, each=5) > 0
+
+
+def test_an_isolated_run_reports_its_own_peak_memory_not_its_parents():
+    """``ru_maxrss`` survives exec: a child spawned after its parent once held 400 MiB
+    would report at least that (every bench row after the largest world did)."""
+    held = b"x" * (400 * 2**20)
+    del held
+    assert peak_memory_mib() >= 400
+    _, peak = isolated(abs, -1)
+    assert peak < 200
