@@ -310,6 +310,14 @@ CLIENT = (
         "(docs/client.md: and nothing else was written in between)",
     ),
     Mutant(
+        "clock-repair-skew-inverted",
+        "client/sync.py",
+        "skew = device.clock.now_ms() - relay_now",
+        "skew = relay_now - device.clock.now_ms()",
+        "Client rule 9: 'on `rev-too-far-ahead`, adopt the relay's `now` once (skew = own "
+        "clock - relay now)'.",
+    ),
+    Mutant(
         "clock-repair-raises-high-water",
         "client/sync.py",
         'min(device.store.get("meta", "last", 0), corrected)',
