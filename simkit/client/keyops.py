@@ -67,37 +67,34 @@ async def honour_rotation(device, graph_id: str) -> bool:
     waited_ms = now - flagged
     if not 0 <= after * 1000 * (1 + rank) <= waited_ms:
         return False
-    if device.behind(graph_id) and not await _latest_key_lost(device, graph_id, active):
-        return False  # a holder of the latest key will grant it first
-    if device.config.approval_mode == APPROVE and not await _approved_every_holder(
-        device, graph_id, current
-    ):
-        return False
+    behind, approve = device.behind(graph_id), device.config.approval_mode == APPROVE
+    if behind or approve:
+        lacking = await _lacking_latest(device, graph_id)
+        if lacking is None:
+            return False
+        if behind and not set(active) <= lacking:
+            return False  # a holder of the latest key will grant it first
+        if approve and not _approved_every_holder(device, current, lacking):
+            return False
     rotated = await device.rotate(graph_id)
     if rotated:
         device.emit("rotation.honoured", graph_id, waited_ms=waited_ms)
     return rotated
 
 
-async def _latest_key_lost(device, graph_id: str, active: list[str]) -> bool:
-    """Whether no active device holds the graph's latest key (its holders were all
-    revoked): no grant will ever come, so a device behind must rotate for the graph to
-    go on (docs/client.md, "Who rotates")."""
+async def _lacking_latest(device, graph_id: str) -> set[str] | None:
+    """The devices keygaps names as lacking the graph's latest key; None when it cannot
+    be read. A device behind rotates only when every active device lacks it (its
+    holders were all revoked: no grant will ever come, docs/client.md "Who rotates")."""
     response = await device.request("GET", f"/graphs/{graph_id}/keygaps")
     if response.status != 200:
-        return False
+        return None
     answer = response.json()
-    lacking = {g["deviceId"] for g in answer["gaps"] if answer["latestEpoch"] in g["epochs"]}
-    return set(active) <= lacking
+    return {g["deviceId"] for g in answer["gaps"] if answer["latestEpoch"] in g["epochs"]}
 
 
-async def _approved_every_holder(device, graph_id: str, current: dict[str, dict]) -> bool:
+def _approved_every_holder(device, current: dict[str, dict], lacking: set[str]) -> bool:
     """Whether the gate lets through every active device holding the latest epoch."""
-    response = await device.request("GET", f"/graphs/{graph_id}/keygaps")
-    if response.status != 200:
-        return False
-    answer = response.json()
-    lacking = {g["deviceId"] for g in answer["gaps"] if answer["latestEpoch"] in g["epochs"]}
     return all(
         device_id == device.device_id
         or decide(device.pin(device_id), entry, device.config.approval_mode).wrap

@@ -428,23 +428,23 @@ FINDINGS = Path(__file__).with_name("mutant_findings")
 
 
 def collect(report: Path, into: Path = FINDINGS) -> dict[str, str]:
-    """Keep, per mutant, the shortest reproducer a mutation campaign found (its
-    ``--report`` folder's findings) as ``into/NAME.json``, the seeded check of
-    tests/fuzz/test_mutants_caught.py; one that fails on the honest code too is a
-    fault of the stack, not a kill, and is left out. What was done, per mutant."""
-    from simkit.fuzz.reproducer import Reproducer, replay
+    """Keep, per mutant the campaign scored killed (its ``--report`` folder's
+    campaign.json: a run that failed the honest code too scores ``honest-fails``), the
+    shortest reproducer it found as ``into/NAME.json``, the seeded check of
+    tests/fuzz/test_mutants_caught.py. What was done, per mutant."""
+    import json
 
-    found: dict[str, list[Path]] = {}
-    for path in sorted((report / "findings").glob("*.json")):
-        name = max((n for n in BY_NAME if path.name.startswith(f"{n}-")), key=len, default=None)
-        if name is not None:
-            found.setdefault(name, []).append(path)
+    from simkit.fuzz.reproducer import Reproducer
+
+    scores = json.loads((report / "campaign.json").read_text())["mutation"]["scores"]
     done = {}
-    for name, paths in sorted(found.items()):
-        best = min(paths, key=lambda p: len(Reproducer.load(p).steps))
-        if replay(Reproducer.load(best)).violations:
-            done[name] = f"left out: {best.name} fails on the honest code too"
+    for score in scores:
+        name = score["name"]
+        if score["verdict"] != "killed":
+            done[name] = f"left out: {score['verdict']}"
             continue
+        paths = (report / "findings").glob(f"{name}-*.json")  # no name prefixes another
+        best = min(paths, key=lambda p: len(Reproducer.load(p).steps))
         (into / f"{name}.json").write_text(best.read_text(encoding="utf-8"), encoding="utf-8")
         done[name] = f"kept {best.name}"
     return done

@@ -21,6 +21,8 @@ def test_mutant_snippet_occurs_once_and_the_mutated_file_compiles(mutant):
 
 def test_mutants_have_distinct_names_and_quote_a_rule():
     assert len({m.name for m in ALL}) == len(ALL)
+    names = [m.name for m in ALL]
+    assert not [(a, b) for a in names for b in names if b.startswith(f"{a}-")]  # files: NAME-*
     assert all(m.rule.strip() for m in ALL)
 
 
