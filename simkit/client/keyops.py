@@ -29,7 +29,10 @@ async def refresh_keys(device, graph_id: str) -> dict | None:
             key = unwrap_graph_key(wrap["wrapped"], device.keys.wrap_key)
         except CryptoError as exc:
             await device.request("DELETE", f"/graphs/{graph_id}/keys/{epoch}")
-            device.emit("keys.unopenable", graph_id, epoch=epoch, detail=str(exc))
+            device.emit(
+                "keys.unopenable", graph_id, epoch=epoch, latest=answer["latestEpoch"],
+                detail=str(exc),
+            )  # fmt: skip
             continue
         device.adopt_key(graph_id, epoch, key)
         ring = device.keyring(graph_id)

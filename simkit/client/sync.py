@@ -117,7 +117,7 @@ async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
         return 0, False
     ring = device.keyring(graph_id)
     if device.behind(graph_id) or not ring.keys:
-        device.emit("keys.behind", graph_id, held=len(queue))
+        device.emit("keys.behind", graph_id, held=len(queue), holding=ring.current)
         return 0, False
     epoch, key = ring.current, ring.keys[ring.current]
     ops = [_sealed(device, graph_id, sk, entry["r"], epoch, key) for entry in queue.values()]

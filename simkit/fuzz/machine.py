@@ -31,6 +31,15 @@ from simkit.sim.variant import HONEST, Variant
 
 MAX_LINKS = 2
 BLOB_POLICIES = (("retain", None), ("transport", None), ("ephemeral", 1_000), ("ephemeral", 90_000))
+# A partial outage fails one route (None: all of them).
+OUTAGE_ROUTES = (
+    None,
+    "GET /graphs/:gid/devices",
+    "GET /graphs/:gid/keys",
+    "GET /graphs/:gid/keygaps",
+    "POST /graphs/:gid/keys",
+    "GET /graphs/:gid/log",
+)
 MODES = (
     ("withhold", {"log": "lists"}),
     ("withhold", {"log": "hides"}),
@@ -248,6 +257,43 @@ class WorldMachine(RuleBasedStateMachine):
         device = f"{member[0]}{6 + self.links}"
         self.ceremony({"rule": "link", "member": member, "device": device, "announce": announce})
 
+    @swarm("link")
+    @precondition(lambda self: self.links < MAX_LINKS)
+    @rule(data=st.data(), member=st.sampled_from(("alice", "bob")), forged=st.booleans())
+    def handover(self, data, member, forged):
+        """A user links a new device from an old one, which approves it and grants it
+        the keys, then loses the old one: another of the member's devices revokes it
+        and rotates. In approve mode nobody else may have approved the new device, which
+        then stays behind an epoch (client rule 5: it must hold its writes; the spec's
+        Ceremonies). ``forged`` (with the rogue rules): before any grant, a member's
+        non-conforming client fills the new device's oldest key gap with a wrap it
+        cannot open (client rule 12)."""
+        device = f"{member[0]}{6 + self.links}"
+        self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
+        chosen = self.device_and_graph(data)
+        if forged and self.params.enabled("rogue") and chosen is not None:
+            forger, graph = chosen
+            self.do(rule="forge", device=forger, graph=graph, record="r0", how="wrap", gap="oldest")
+        slots = self.world.slots
+        for _ in range(2):  # until a key recheck has shown the new device to the old ones
+            self.do(rule="advance", seconds=30)
+            old = [
+                d
+                for d in self.honest_devices()
+                if slots[d].member == member and slots[d].device.store.get("seen", device)
+            ]
+            if old:
+                break
+        else:
+            return
+        by = self.pick(data, old, "approver")
+        self.do(rule="approve", by=by, device=device)
+        self.do(rule="advance", seconds=30)  # the approver grants the keys
+        others = [d for d in self.honest_devices() if slots[d].member == member and d != by]
+        if others:
+            revoker = self.pick(data, others, "revoker")
+            self.ceremony({"rule": "revoke", "by": revoker, "device": by})
+
     @swarm("approve")
     @rule(data=st.data())
     def approve_or_reject(self, data):
@@ -333,11 +379,16 @@ class WorldMachine(RuleBasedStateMachine):
     @rule(data=st.data(), record=st.sampled_from(RECORDS), how=st.sampled_from(HOWS))
     def forge(self, data, record, how):
         """A member's non-conforming client pushes a sealed record that breaks one
-        receive check: every receiver refuses it."""
+        receive check: every receiver refuses it. Or it fills a key gap, of the latest
+        epoch or of the oldest one a device lacks, with a wrap nobody can open."""
         chosen = self.device_and_graph(data)
-        if chosen is not None:
-            device, graph = chosen
-            self.do(rule="forge", device=device, graph=graph, record=record, how=how)
+        if chosen is None:
+            return
+        device, graph = chosen
+        step = {"rule": "forge", "device": device, "graph": graph, "record": record, "how": how}
+        if how == "wrap":
+            step["gap"] = self.pick(data, ["latest", "oldest"], "gap")
+        self.do(**step)
 
     @swarm("rogue")
     @rule(data=st.data(), count=st.integers(1, 40))
@@ -442,9 +493,16 @@ class WorldMachine(RuleBasedStateMachine):
         self.do(rule="heal")
 
     @swarm("errors")
-    @rule(seconds=st.sampled_from([5, 30]), status=st.sampled_from([503, 429]))
-    def relay_trouble(self, seconds, status):
-        self.do(rule="errors", status=status, seconds=seconds)
+    @rule(
+        seconds=st.sampled_from([5, 30, 120]),
+        status=st.sampled_from([503, 429]),
+        route=st.sampled_from(OUTAGE_ROUTES),
+    )
+    def relay_trouble(self, seconds, status, route):
+        """The relay fails every request for a while, or only one route's (a partial
+        outage: the roster or the keys cannot be read while pushes and pulls work)."""
+        step = {"rule": "errors", "status": status, "seconds": seconds}
+        self.do(**step, **({"route": route} if route else {}))
 
     @swarm("relay-crash")
     @rule(seconds=st.sampled_from([5, 30]))

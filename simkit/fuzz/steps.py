@@ -112,7 +112,9 @@ def _forge(driver, step, index) -> None:
     """A member's buggy or malicious client pushes one sealed record that breaks a
     receive rule (client rule 2): every receiver must refuse it, never apply it. Or
     (``how: wrap``) it fills another device's key gap with a wrap that device cannot
-    open (client rule 12: discarded and granted again)."""
+    open (client rule 12: discarded and granted again): of the latest epoch, or
+    (``gap: oldest``) of the oldest epoch a device lacks, so that a device meets an
+    unopenable wrap below the latest."""
     world = driver.world
     slot = world.slots[step["device"]]
     if slot.device is None:
@@ -122,10 +124,10 @@ def _forge(driver, step, index) -> None:
 
     async def send():
         if step["how"] == "wrap":
-            others = [d for d in _lacking(world, sk) if d != step["device"]]
-            request = forged_grant(slot.device, graph_id, others)
-            if request is not None:
-                world.forged_grants.add((sk, request[2]["epoch"], others[0]))
+            gap = _gap(world, sk, step["device"], step.get("gap", "latest"))
+            request = gap and forged_grant(slot.device, graph_id, *gap)
+            if gap is not None:
+                world.forged_grants.add((sk, gap[1], gap[0]))
         else:
             op = forged_op(slot.device, graph_id, step["record"], step["how"])
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
@@ -141,14 +143,19 @@ def _forge(driver, step, index) -> None:
     driver.run(world.on_device, step["device"], send)
 
 
-def _lacking(world, sk: str) -> list[str]:
-    """Active devices of the graph's current members that hold no wrap of its latest
-    epoch (the key gaps a grant may fill)."""
+def _gap(world, sk: str, forger: str, which: str) -> tuple[str, int] | None:
+    """A key gap a grant may fill, as (device, epoch): the first active device of the
+    graph's current members, other than the forger, lacking the latest epoch
+    (``latest``) or any epoch, then its oldest missing one (``oldest``)."""
     graph = world.relay.state.graphs.get(sk)
     if graph is None or not graph.latest_epoch:
-        return []
-    holders = graph.wraps.get(graph.latest_epoch, {})
-    return [d.device_id for d in world.relay._eligible(sk) if d.device_id not in holders]
+        return None
+    wanted = [graph.latest_epoch] if which == "latest" else range(1, graph.latest_epoch + 1)
+    for device in world.relay._eligible(sk):
+        for epoch in wanted:
+            if device.device_id != forger and device.device_id not in graph.wraps.get(epoch, {}):
+                return device.device_id, epoch
+    return None
 
 
 # -- blobs ---------------------------------------------------------------------------------
@@ -314,7 +321,9 @@ RULES = {
     "partition": _action(lambda s, now: S.Partition(tuple(s["devices"]), now, now + s["seconds"])),
     "crash": _action(lambda s, now: S.CrashDevice(s["device"], now, restart_after=None)),
     "relay-crash": _action(lambda s, now: S.CrashRelay(now, now + s["seconds"])),
-    "errors": _action(lambda s, now: S.ErrorBurst(s["status"], now, now + s["seconds"])),
+    "errors": _action(
+        lambda s, now: S.ErrorBurst(s["status"], now, now + s["seconds"], s.get("route"))
+    ),
     "jump": _action(lambda s, now: S.ClockStep(s["device"], now, s["ms"])),
     "adversary": _action(
         lambda s, now: S.Adversary(s["mode"], now, tuple(s["targets"]), s["params"])

@@ -110,6 +110,8 @@ _CLIENT = {
     "lww.equal-rev": "rule 3: the relay's copy has the held rev and other content: taken",
     "pull.stopped": "rule 4: an op under a missing epoch stops the pull, cursor kept",
     "keys.behind": "rule 5: behind an epoch, writes held",
+    "keys.behind holding": "rule 5: behind while holding an older key: writes held, not "
+    "sealed under it",
     "roster.deferred": "rule 6: the roster could not be fetched, the batch waits",
     "push.batches": "rule 7: a queue pushed in several batches",
     "echo.skipped": "rule 8: every op of the batch landed, its echo is skipped",
@@ -120,6 +122,8 @@ _CLIENT = {
     "sync.unreachable": "rule 10: out of attempts, the run ends (relay unavailable)",
     "policy.readonly": "rule 11: a push refused as not-permitted, queue held",
     "keys.unopenable": "rule 12: a wrap that does not open is discarded",
+    "keys.unopenable below latest": "rule 12: the wrap that does not open is of an older "
+    "epoch than the latest",
     "push.rejected": "a write refused for good (a quota) is undone",
     "device.pending": "rule 14: an unapproved device awaits a human",
     "device.conflict": "rule 14: an approved device's keys changed",
@@ -306,6 +310,10 @@ def event_labels(event) -> list[str]:
         return [f"log.alarm {_alarm_kind(fields.get('reason', ''))}"]
     if name == "sync.done" and fields.get("error") == "unreachable":
         return ["sync.unreachable"]
+    if name == "keys.behind" and fields.get("holding"):
+        return [name, "keys.behind holding"]
+    if name == "keys.unopenable" and fields.get("epoch", 0) < fields.get("latest", 0):
+        return [name, "keys.unopenable below latest"]
     return [name] if name in NAMES else []
 
 

@@ -53,15 +53,12 @@ def forged_op(device, graph_id: str, record_id: str, how: str) -> dict | None:
     return {"recordId": record_id, "rev": rev, "e": epoch, "n": n, "c": c}
 
 
-def forged_grant(device, graph_id: str, lacking: list[str]) -> tuple | None:
-    """A grant (POST keys, the latest epoch) to the first device ``lacking`` it, of a
-    random key wrapped to this device's own wrapping key: well-formed, unopenable by
-    its target. None when no device lacks the epoch."""
-    epoch = device.relay_epoch(graph_id)
-    if not lacking or not epoch:
-        return None
+def forged_grant(device, graph_id: str, target: str, epoch: int) -> tuple:
+    """A grant (POST keys) of ``epoch`` to ``target``, a device lacking it, of a random
+    key wrapped to this device's own wrapping key: well-formed, unopenable by its
+    target."""
     junk = wrap_graph_key(
         device.entropy.token_bytes(32), device.keys.pub_jwk, entropy=device.entropy
     )
-    body = {"epoch": epoch, "wraps": [{"deviceId": lacking[0], "wrapped": junk}]}
+    body = {"epoch": epoch, "wraps": [{"deviceId": target, "wrapped": junk}]}
     return ("POST", f"/graphs/{graph_id}/keys", body)

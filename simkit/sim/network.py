@@ -216,7 +216,7 @@ class Transport:
         if not net.relay_up:
             net._fault("relay-down", device, xid)
             return None
-        status = net._injected_error(u)
+        status = net._injected_error(u, request)
         if status is None:
             response = net.handle(request)
         else:
@@ -277,7 +277,7 @@ class Network:
         self._links.add_node(RELAY)
         self._cut_until: dict[str, float] = {}
         self._down_until: float | None = None
-        self._error_window: tuple[int, float] | None = None
+        self._error_window: tuple[int, float, str | None] | None = None
         self._poke_sinks: dict[str, trio.MemorySendChannel] = {}
         self._nursery: trio.Nursery | None = None
         self._timer_error: Exception | None = None
@@ -412,20 +412,30 @@ class Network:
         self._down_until = None
         self.trace.emit("crash", RELAY, what="restart")
 
-    def error_window(self, status: int, until: float) -> None:
-        """Until ``until``, the relay answers ``status`` (429 or 5xx) without applying anything.
+    def error_window(self, status: int, until: float, route: str | None = None) -> None:
+        """Until ``until``, the relay answers ``status`` (429 or 5xx) without applying
+        anything: to every request, or (a partial outage) to those of one ``route``
+        ("GET /graphs/:gid/devices": a segment starting with ``:`` matches any).
 
         A new window replaces the current one.
         """
         if status != 429 and not 500 <= status <= 599:
             raise NetworkError(f"an error window answers 429 or 5xx, not {status}")
-        self._error_window = (status, until)
-        self.trace.emit("fault", NETWORK, fault="error-window", status=status, until=until)
+        self._error_window = (status, until, route)
+        fields = {} if route is None else {"route": route}
+        self.trace.emit(
+            "fault", NETWORK, fault="error-window", status=status, until=until, **fields
+        )
 
-    def _injected_error(self, u: _Draws) -> int | None:
+    def _injected_error(self, u: _Draws, request: Any) -> int | None:
         """The status the relay answers instead of applying a request, or None."""
-        if self._error_window is not None and trio.current_time() < self._error_window[1]:
-            return self._error_window[0]
+        window = self._error_window
+        if (
+            window is not None
+            and trio.current_time() < window[1]
+            and (window[2] is None or _on_route(request, window[2]))
+        ):
+            return window[0]
         if u.error_5xx < self.profile.error_5xx_rate:
             return 503
         if u.error_429 < self.profile.error_429_rate:
@@ -493,3 +503,14 @@ class Network:
     def _body_field(self, message: Any) -> dict[str, str]:
         """``{"body": base64url}`` when tracing bodies, else nothing (bodies are heavy)."""
         return {"body": b64url_encode(message.body)} if self._trace_bodies else {}
+
+
+def _on_route(request: Any, route: str) -> bool:
+    """Whether a request is one of ``route`` ("METHOD /a/:param/b")."""
+    method, _, template = route.partition(" ")
+    want, have = template.split("/"), request.path.split("?")[0].split("/")
+    return (
+        request.method == method
+        and len(want) == len(have)
+        and all(w.startswith(":") or w == h for w, h in zip(want, have, strict=True))
+    )

@@ -69,7 +69,7 @@ def _crash_relay(world, a: S.CrashRelay) -> None:
 
 
 def _error_burst(world, a: S.ErrorBurst) -> None:
-    world.network.error_window(a.status, until=a.until)
+    world.network.error_window(a.status, until=a.until, route=a.route)
 
 
 def _clock_step(world, a: S.ClockStep) -> None:

@@ -63,11 +63,14 @@ class CrashRelay:
 
 @attrs.frozen
 class ErrorBurst:
-    """The relay answers ``status`` (a 5xx or 429) to everything from ``at`` to ``until``."""
+    """The relay answers ``status`` (a 5xx or 429) from ``at`` to ``until``: to
+    everything, or (a partial outage) only to requests of ``route``, such as
+    "GET /graphs/:gid/devices"."""
 
     status: int
     at: float = attrs.field(validator=_at)
     until: float = attrs.field(validator=_at)
+    route: str | None = None
 
 
 @attrs.frozen

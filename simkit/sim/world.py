@@ -7,10 +7,12 @@ runs the workload and the schedule for ``duration_s``, then heals every fault an
 drains until the devices settle, and returns the world with its trace.
 """
 
+import bisect
 import contextlib
 import json
 import math
 from collections.abc import Callable
+from urllib.parse import unquote
 
 import attrs
 import trio
@@ -21,7 +23,7 @@ from simkit.client.blobs import upload_blob
 from simkit.errors import SimkitError, TransportError
 from simkit.model import ModelCheck
 from simkit.protocol.entropy import SeededEntropy
-from simkit.protocol.ids import graph_id_for
+from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke, GraphRotate
 from simkit.sim import spec as S
@@ -137,7 +139,7 @@ class World:
         self.slots: dict[str, DeviceSlot] = {}
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.forged: set[tuple[str, str, int]] = set()  # (storage key, record, rev) forged
-        self.log_reads: dict[tuple, int] = {}  # (device, log path) -> highest ``after`` read
+        self.log_reads: dict[tuple, int] = {}  # (device, storage key) -> highest ``after`` read
         self.minted: dict[tuple[str, int], tuple[str, ...]] = {}  # (graph, epoch) -> wrapped
         self.forged_grants: set[tuple[str, int, str]] = set()  # (graph, epoch, device) forged
         self.relay: Relay | None = None
@@ -270,10 +272,12 @@ class World:
     def _log_read(self, request) -> None:
         """How far each device has read each log: a device reading a long log page by
         page makes progress that its store shows only once the read ends."""
-        key = (request.headers.get("x-device"), request.path)
+        slot = self.slots.get(request.headers.get("x-device"))
         after = request.query.get("after", "0")
-        if after.isdecimal() and int(after) > self.log_reads.get(key, -1):
-            self.log_reads[key] = int(after)
+        if slot is None or not after.isdecimal():
+            return
+        key = (slot.device_id, storage_key(unquote(request.path.split("/")[2]), slot.member))
+        self.log_reads[key] = max(int(after), self.log_reads.get(key, -1))
 
     def _device_event(self, device: Device, event) -> None:
         self.trace.emit(
@@ -611,17 +615,31 @@ class World:
         return max(self.spec.drain_s, self.config.recheck_s + turns * (devices + 1) + STABLE_S)
 
     def _progress(self) -> tuple:
-        """What changes while the world is still converging: relay counters, epochs and
-        wraps, each device's queue and cursors, and how far each has read each log."""
+        """What changes while the world is still converging: entries logged, epochs and
+        wraps, each device's queue, and how many log entries each device has pulled and
+        read. Positions are counted in log entries, not seqs: a refused op spends a seq
+        (spec: push rules), so a client that re-sends a write the relay refuses for ever
+        moves every cursor without anything happening, and must be judged stuck."""
+        graphs = self.relay.state.graphs
         relay = tuple(
-            (sk, g.seq, g.latest_epoch, sum(len(h) for h in g.wraps.values()))
-            for sk, g in sorted(self.relay.state.graphs.items())
+            (sk, len(g.log), g.latest_epoch, sum(len(h) for h in g.wraps.values()))
+            for sk, g in sorted(graphs.items())
         )
         devices = tuple(
-            (s.device_id, s.device.pending(), tuple(sorted(s.device.store.rows("cursor").items())))
-            for s in self.alive()
+            (s.device_id, s.device.pending(), tuple(self._pulled(s.device))) for s in self.alive()
         )
-        return relay, devices, tuple(sorted(self.log_reads.items()))
+        reads = tuple(
+            (key, _entries_upto(graphs.get(key[1]), after))
+            for key, after in sorted(self.log_reads.items())
+        )
+        return relay, devices, reads
+
+    def _pulled(self, device: Device):
+        """Per subscription, how many of its graph's log entries the cursor has passed."""
+        graphs = self.relay.state.graphs
+        for sub_key, sub in sorted(device.store.rows("subs").items()):
+            cursor = device.store.get("cursor", sub_key, 0)
+            yield sub_key, _entries_upto(graphs.get(device.storage_key(sub["graph"])), cursor)
 
     def alive(self) -> list[DeviceSlot]:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
@@ -672,3 +690,8 @@ def run_world(
     finally:
         world.trace.close()
     return world
+
+
+def _entries_upto(graph, seq: int) -> int:
+    """How many of a graph's log entries have a seq at or below ``seq``."""
+    return 0 if graph is None else bisect.bisect_right(graph.log, seq, key=lambda e: e.seq)

@@ -295,6 +295,17 @@ CLIENT = (
         "cursor kept, not dropped.'",
     ),
     Mutant(
+        "roster-offline-uses-cache",
+        "client/keyops.py",
+        '    response = await device.request("GET", f"/graphs/{graph_id}/devices")\n',
+        "    try:\n"
+        '        response = await device.request("GET", f"/graphs/{graph_id}/devices")\n'
+        "    except Exception:  # offline: carry on with the roster fetched last\n"
+        "        return device._rosters.get(graph_id, ({},))[0]\n",
+        "Client rule 6: 'If the roster cannot be fetched, the batch is deferred with the "
+        "cursor kept, not dropped.'",
+    ),
+    Mutant(
         "batch-one-op-over",
         "client/sync.py",
         "len(batch) >= device.config.max_batch_ops",

@@ -180,6 +180,20 @@ def test_an_error_window_answers_without_applying():
     assert faults(trace) == ["error-window", "relay-error"]
 
 
+def test_a_partial_outage_fails_only_its_route():
+    async def body(network, relay, trace):
+        network.error_window(503, until=1, route="GET /graphs/:gid/devices")
+        a = network.transport("a")
+        roster = await a.send(Req("GET", "/graphs/g:team/devices"))
+        pull = await a.send(Req("GET", "/graphs/g:team/pull"))
+        other = await a.send(Req("GET", "/graphs/g:team/devices/extra"))
+        return roster, pull, other
+
+    (roster, pull, other), relay, _ = run(body, NetworkProfile(**FIXED))
+    assert (roster.status, pull.status, other.status) == (503, 200, 200)
+    assert relay.applied == ["/graphs/g:team/pull", "/graphs/g:team/devices/extra"]
+
+
 def test_429_rate_answers_rate_limited():
     async def body(network, relay, trace):
         return await network.transport("a").send(Req("POST", "/x"))
