@@ -1,8 +1,12 @@
 """Bounded paging (docs/client.md, "Paging"): a device reading pages from a relay that
 never stops paging ends its run with a clear error, never loops for ever."""
 
-from simkit.client.paging import MAX_PAGES
-from tests.client.world import PAIR, RecordingTransport, World, team, virtual
+import functools
+
+from simkit.client import sync
+from simkit.client.paging import MAX_PAGES, Pages
+from simkit.protocol.logchain import CHECKPOINT_STRIDE, log_genesis, log_step
+from tests.client.world import PAIR, RecordingTransport, World, app_config, team, virtual
 from tests.fuzz.paging_variants import CreepingCursor, EndlessLog, EndlessMore
 
 
@@ -55,3 +59,29 @@ async def test_a_pull_that_pages_without_end_stops_at_the_page_limit():
     assert transport.count("GET", "/pull") == MAX_PAGES
     assert f"stopped after {MAX_PAGES} pages" in b1.status["lastError"]
     assert _kinds(b1, "sync.stopped")[-1].fields == {"route": "pull", "reason": "page-limit"}
+
+
+@virtual
+async def test_a_log_read_cut_short_at_the_page_limit_folds_only_the_entries_it_read(monkeypatch):
+    """F8 (docs/findings.md): the read stopped at its page limit, yet the fold marked
+    every boundary up to the served seq final, with a head lacking their entries: two
+    honest devices then disagreed at a boundary and raised the log alarm."""
+    monkeypatch.setattr(sync, "Pages", functools.partial(Pages, limit=3))
+    world = World()
+    config = app_config(log_page=1, pull_limit=500)
+    a1, b1 = await team(world, *PAIR, configs={"a1": config, "b1": config})
+    for n in range(CHECKPOINT_STRIDE + 6):
+        a1.put("g:team", f"n{n}", "note", {"n": n})
+    await a1.sync("g:team")  # b1's one pull page brings them all: its log read lags
+    for _ in range(40):
+        await b1.sync("g:team")
+    log = world.relay.state.graphs["g:team"].log
+    head = log_genesis("g:team")
+    for entry in log:
+        if entry.seq > CHECKPOINT_STRIDE:
+            break
+        head = log_step(head, entry.seq, entry.record_id, entry.rev)
+    state = b1.log_state("g:team")
+    assert state.state == "ok", state.alarm
+    assert state.heads[str(CHECKPOINT_STRIDE)] == head
+    assert _kinds(b1, "sync.stopped")[0].fields == {"route": "log", "reason": "page-limit"}
