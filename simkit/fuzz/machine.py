@@ -259,15 +259,32 @@ class WorldMachine(RuleBasedStateMachine):
 
     @swarm("link")
     @precondition(lambda self: self.links < MAX_LINKS)
+    @rule(data=st.data(), member=st.sampled_from(("alice", "bob")), outage=st.booleans())
+    def newcomer(self, data, member, outage):
+        """A new device links, is granted the keys and writes before the others have read
+        a roster that lists it: a receiver must read the roster again for the unknown
+        signer (client rule 2). ``outage`` (with the errors rules): the roster route
+        fails meanwhile, and what the newcomer wrote must wait, not be dropped (rule 6)."""
+        device = f"{member[0]}{6 + self.links}"
+        self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
+        self.do(rule="advance", seconds=30)  # a holder's key-gap recheck grants it
+        if outage and self.params.enabled("errors"):
+            self.do(rule="errors", status=503, seconds=120, route="GET /graphs/:gid/devices")
+        graph = self.pick(data, self.graphs_of(device), "graph")
+        self.do(rule="write", device=device, graph=graph, record="r0", op="edit")
+        self.do(rule="advance", seconds=30)
+
+    @swarm("link")
+    @precondition(lambda self: self.links < MAX_LINKS)
     @rule(data=st.data(), member=st.sampled_from(("alice", "bob")), forged=st.booleans())
     def handover(self, data, member, forged):
         """A user links a new device from an old one, which approves it and grants it
         the keys, then loses the old one: another of the member's devices revokes it
-        and rotates. In approve mode nobody else may have approved the new device, which
-        then stays behind an epoch (client rule 5: it must hold its writes; the spec's
-        Ceremonies). ``forged`` (with the rogue rules): before any grant, a member's
-        non-conforming client fills the new device's oldest key gap with a wrap it
-        cannot open (client rule 12)."""
+        and rotates, and the user goes on writing on the new device. In approve mode
+        nobody else may have approved the new device, which then stays behind an epoch
+        (client rule 5: it must hold its writes; the spec's Ceremonies). ``forged``
+        (with the rogue rules): before any grant, a member's non-conforming client
+        fills the new device's oldest key gap with a wrap it cannot open (rule 12)."""
         device = f"{member[0]}{6 + self.links}"
         self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
         chosen = self.device_and_graph(data)
@@ -290,9 +307,14 @@ class WorldMachine(RuleBasedStateMachine):
         self.do(rule="approve", by=by, device=device)
         self.do(rule="advance", seconds=30)  # the approver grants the keys
         others = [d for d in self.honest_devices() if slots[d].member == member and d != by]
-        if others:
-            revoker = self.pick(data, others, "revoker")
-            self.ceremony({"rule": "revoke", "by": revoker, "device": by})
+        if not others:
+            return
+        revoker = self.pick(data, others, "revoker")
+        self.ceremony({"rule": "revoke", "by": revoker, "device": by})
+        self.do(rule="advance", seconds=120)  # past the rotation's grace (revocation.py)
+        graph = self.pick(data, self.graphs_of(device), "graph")
+        self.do(rule="write", device=device, graph=graph, record="r0", op="edit")
+        self.do(rule="advance", seconds=30)
 
     @swarm("approve")
     @rule(data=st.data())
