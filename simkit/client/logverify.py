@@ -55,6 +55,7 @@ def fold(
     refused_rev: Callable[[str], float | None],
     is_checkpoint: Callable[[str], bool] = lambda record_id: False,
     moved: frozenset[str] = frozenset(),
+    partial: bool = False,
 ) -> LogState:
     """Fold entries with ``through < seq <= upto``; check (1) on each.
 
@@ -63,7 +64,10 @@ def fold(
     holds, ``refused_rev(id)`` the rev it refused on purpose (or None). ``moved``
     names records with a later log entry beyond ``upto``: the relay serves a record's
     current version only, so a device whose pull stopped early (rule 4) was never
-    served the older versions those entries name.
+    served the older versions those entries name. ``partial``: the read stopped at
+    its page limit before the log's end, so a later entry of a record may lie beyond
+    it; the fold then stops before an entry it cannot judge yet, and the next read
+    goes on from there (docs/findings.md, F8).
     """
     if log.state == ALARM:
         return log
@@ -78,6 +82,9 @@ def fold(
             break
         held, refused = held_rev(record_id), refused_rev(record_id)
         served = (held is not None and held >= rev) or (refused is not None and refused >= rev)
+        if not served and record_id not in moved and partial:
+            upto = seq - 1  # judged once a read reaches past this record's later entries
+            break
         if not served and record_id not in moved:
             return log.alarmed(
                 f"log entry seq {seq} names {record_id!r} at rev {rev}, which was never served"

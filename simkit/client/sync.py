@@ -441,10 +441,10 @@ async def verify_log(device, graph_id: str) -> None:
         after = end
     _cut_short(device, pages)
     moved = frozenset(e["recordId"] for e in entries if e["seq"] > served)
-    # A read cut short at its page limit folds only what it read: folding up to
-    # ``served`` would make the boundaries past the last page final with a head that
-    # lacks their entries (docs/findings.md, F8).
-    log = fold(log, entries, min(served, read), held_rev, refused_rev, is_checkpoint, moved)
+    # A read cut short at its page limit folds only what it read, and leaves unjudged
+    # an entry whose record may have moved beyond it (docs/findings.md, F8).
+    upto = min(served, read)
+    log = fold(log, entries, upto, held_rev, refused_rev, is_checkpoint, moved, upto < served)
     if log.through >= served:
         log = verified(log)
     _save_log(device, graph_id, log)

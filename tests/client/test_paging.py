@@ -85,3 +85,28 @@ async def test_a_log_read_cut_short_at_the_page_limit_folds_only_the_entries_it_
     assert state.state == "ok", state.alarm
     assert state.heads[str(CHECKPOINT_STRIDE)] == head
     assert _kinds(b1, "sync.stopped")[0].fields == {"route": "log", "reason": "page-limit"}
+
+
+@virtual
+async def test_a_log_read_cut_short_leaves_an_entry_of_a_record_that_moved_beyond_it(monkeypatch):
+    """F8's second half: an entry names an older version of a record whose current row
+    lies beyond both cut-short reads. The device was never served that version, and
+    cannot yet see that the record moved: it must wait, not raise the alarm."""
+    monkeypatch.setattr(sync, "Pages", functools.partial(Pages, limit=3))
+    world = World()
+    world.relay = type(world.relay)(world.host, world.relay_clock.now_ms, max_pull_limit=1)
+    a1, b1 = await team(world, *PAIR, configs={"a1": app_config(), "b1": app_config()})
+    a1.put("g:team", "moved", "note", {"v": 1})
+    await a1.sync("g:team")
+    for n in range(8):
+        a1.put("g:team", f"n{n}", "note", {"n": n})
+    a1.put("g:team", "moved", "note", {"v": 2})
+    await a1.sync("g:team")
+    for _ in range(10):
+        await b1.sync("g:team")
+    state = b1.log_state("g:team")
+    assert state.state == "ok", state.alarm
+    assert b1.get("g:team", "moved")["data"] == {"v": 2}
+    assert {"route": "log", "reason": "page-limit"} in [
+        e.fields for e in _kinds(b1, "sync.stopped")
+    ]

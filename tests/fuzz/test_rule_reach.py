@@ -3,9 +3,12 @@ change breaks without anything else noticing (the mutation campaign showed they 
 out of reach; docs/fuzzing.md, "Mutants"). Each test replays, on the honest code,
 the steps the machine rules take (``handover``, ``forge`` with ``gap: oldest``, a
 partial outage from ``relay_trouble``): no invariant breaks, and the branch is
-reached. ``test_mutants_caught.py`` checks that breaking each branch is caught."""
+reached. ``test_mutants_caught.py`` checks that breaking each branch is caught. And
+quiescence tells a stuck client from a busy one."""
 
+from simkit.fuzz.mutants import run_mutated
 from simkit.fuzz.reproducer import Reproducer, replay
+from tests.fuzz.mutants import BY_NAME
 
 
 def _replay(world: dict, steps: list[dict]):
@@ -83,3 +86,24 @@ def test_rule_12_an_unopenable_wrap_below_the_latest_epoch_is_discarded_and_gran
     assert [(f["epoch"], f["latest"]) for f in unopenable] == [(1, 2)]
     assert "keys.unopenable below latest" in world.coverage.reached
     assert set(world.slots["a6"].device.keyring("g:team").keys) == {1, 2}
+
+
+def test_quiescence_judges_a_client_resending_a_refused_write_for_ever_stuck(tmp_path):
+    """A refused op spends a seq (spec, push rules), so a client that re-sends a write
+    the relay refuses moves the relay's counter and every cursor without anything
+    happening. Quiescence counts log entries, not seqs: the world is judged stuck after
+    ``drain_s`` and ``liveness`` names the write (counting seqs, it ran the three-hour
+    cap and exhausted memory). Shown with the clock repair inverted (client rule 9),
+    which makes a device hours ahead re-send its write further ahead each time."""
+    steps = [
+        {"rule": "jump", "device": "a1", "ms": 3_600_000},
+        {"rule": "write", "device": "a1", "graph": "g:team", "record": "r0", "op": "edit"},
+        {"rule": "advance", "seconds": 30},
+    ]
+    data = {"machine": "honest", "variant": None, "world": {"seed": 5}, "steps": steps}
+    path = tmp_path / "stuck.json"
+    Reproducer.from_json(data).write(path)
+    done = run_mutated(BY_NAME["clock-repair-skew-inverted"], tmp_path, ["replay", str(path)], 300)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "[liveness] a1 still holds 1 queued write(s)" in done.stdout
+    assert not _replay({"seed": 5}, steps).slots["a1"].device.pending()
