@@ -140,6 +140,7 @@ class World:
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.forged: set[tuple[str, str, int]] = set()  # (storage key, record, rev) forged
         self.log_reads: dict[tuple, int] = {}  # (device, storage key) -> highest ``after`` read
+        self.restamped: set[tuple[str, str, str]] = set()  # (device, graph, record) re-stamped
         self.minted: dict[tuple[str, int], tuple[str, ...]] = {}  # (graph, epoch) -> wrapped
         self.forged_grants: set[tuple[str, int, str]] = set()  # (graph, epoch, device) forged
         self.relay: Relay | None = None
@@ -283,6 +284,8 @@ class World:
         self.trace.emit(
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
+        if event.kind == "record.restamped":
+            self.restamped.add((device.device_id, event.graph, event.fields["recordId"]))
         if event.kind == "log.alarm":  # any device's alarm detects the modes switched on
             modes = {m.action.mode for m in self.adversary.modes_ever}
             self.coverage.add(f"adversary {m} detected" for m in sorted(modes) if m in DETECTABLE)
@@ -616,10 +619,14 @@ class World:
 
     def _progress(self) -> tuple:
         """What changes while the world is still converging: entries logged, epochs and
-        wraps, each device's queue, and how many log entries each device has pulled and
-        read. Positions are counted in log entries, not seqs: a refused op spends a seq
+        wraps, each device's queue, how many log entries each device has pulled and
+        read, and which queued writes have been re-stamped after a clock repair.
+        Positions are counted in log entries, not seqs: a refused op spends a seq
         (spec: push rules), so a client that re-sends a write the relay refuses for ever
-        moves every cursor without anything happening, and must be judged stuck."""
+        moves every cursor without anything happening, and must be judged stuck. A
+        write re-stamped for the first time is progress (a device hours ahead re-stamps
+        its queue one refused push at a time, under a tight rate limit for minutes); the
+        same write re-stamped again and again is not."""
         graphs = self.relay.state.graphs
         relay = tuple(
             (sk, len(g.log), g.latest_epoch, sum(len(h) for h in g.wraps.values()))
@@ -632,7 +639,7 @@ class World:
             (key, _entries_upto(graphs.get(key[1]), after))
             for key, after in sorted(self.log_reads.items())
         )
-        return relay, devices, reads
+        return relay, devices, reads, len(self.restamped)
 
     def _pulled(self, device: Device):
         """Per subscription, how many of its graph's log entries the cursor has passed."""
