@@ -259,38 +259,51 @@ class WorldMachine(RuleBasedStateMachine):
 
     @swarm("link")
     @precondition(lambda self: self.links < MAX_LINKS)
-    @rule(data=st.data(), member=st.sampled_from(("alice", "bob")), outage=st.booleans())
-    def newcomer(self, data, member, outage):
+    @rule(
+        data=st.data(),
+        member=st.sampled_from(("alice", "bob")),
+        outage=st.booleans(),
+        forged=st.booleans(),
+    )
+    def newcomer(self, data, member, outage, forged):
         """A new device links, is granted the keys and writes before the others have read
         a roster that lists it: a receiver must read the roster again for the unknown
         signer (client rule 2). ``outage`` (with the errors rules): the roster route
-        fails meanwhile, and what the newcomer wrote must wait, not be dropped (rule 6)."""
+        fails meanwhile, and what the newcomer wrote must wait, not be dropped (rule 6).
+        ``forged`` (with the rogue rules): the graph was written to and rotated before the
+        link, and a member's non-conforming client fills the newcomer's oldest gap, an
+        epoch below the latest, with a wrap it cannot open, before any holder grants it
+        (rule 12)."""
         device = f"{member[0]}{6 + self.links}"
+        graph = self.pick(data, self.world.graphs_of(member), "graph")
+        holders = [d for d in self.honest_devices() if graph in self.graphs_of(d)]
+        forged = forged and self.params.enabled("rogue") and bool(holders)
+        if forged:  # history under an older epoch, which the newcomer must be able to read
+            rotator = self.pick(data, holders, "rotator")
+            self.do(rule="write", device=rotator, graph=graph, record="r1", op="edit")
+            self.do(rule="advance", seconds=5)  # pushed, sealed under the older epoch
+            self.ceremony({"rule": "rotate", "by": rotator, "graph": graph})
         self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
+        if forged:
+            forger = self.pick(data, holders, "forger")
+            self.do(rule="forge", device=forger, graph=graph, record="r0", how="wrap", gap="oldest")
         self.do(rule="advance", seconds=30)  # a holder's key-gap recheck grants it
         if outage and self.params.enabled("errors"):
             self.do(rule="errors", status=503, seconds=120, route="GET /graphs/:gid/devices")
-        graph = self.pick(data, self.graphs_of(device), "graph")
         self.do(rule="write", device=device, graph=graph, record="r0", op="edit")
         self.do(rule="advance", seconds=30)
 
     @swarm("link")
     @precondition(lambda self: self.links < MAX_LINKS)
-    @rule(data=st.data(), member=st.sampled_from(("alice", "bob")), forged=st.booleans())
-    def handover(self, data, member, forged):
+    @rule(data=st.data(), member=st.sampled_from(("alice", "bob")))
+    def handover(self, data, member):
         """A user links a new device from an old one, which approves it and grants it
         the keys, then loses the old one: another of the member's devices revokes it
         and rotates, and the user goes on writing on the new device. In approve mode
         nobody else may have approved the new device, which then stays behind an epoch
-        (client rule 5: it must hold its writes; the spec's Ceremonies). ``forged``
-        (with the rogue rules): before any grant, a member's non-conforming client
-        fills the new device's oldest key gap with a wrap it cannot open (rule 12)."""
+        (client rule 5: it must hold its writes; the spec's Ceremonies)."""
         device = f"{member[0]}{6 + self.links}"
         self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
-        chosen = self.device_and_graph(data)
-        if forged and self.params.enabled("rogue") and chosen is not None:
-            forger, graph = chosen
-            self.do(rule="forge", device=forger, graph=graph, record="r0", how="wrap", gap="oldest")
         slots = self.world.slots
         for _ in range(2):  # until a key recheck has shown the new device to the old ones
             self.do(rule="advance", seconds=30)

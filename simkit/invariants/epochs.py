@@ -1,6 +1,7 @@
 """epochs: keys only move forward, reach who they must, and never reach the revoked."""
 
 from simkit.invariants.base import Invariant
+from simkit.protocol.ids import graph_id_for
 from simkit.sim.clock import relay_time_ms
 
 
@@ -99,6 +100,40 @@ class Epochs(Invariant):
                         "and was not excluded",
                         graph=sk,
                         devices=(device.device_id,),
+                    )
+                )
+            out += self._older_epochs(world, sk, latest)
+        return out
+
+    def _older_epochs(self, world, sk: str, latest: int) -> list:
+        """A device holding the latest key also holds every older one that another
+        device could grant it: a key gap is granted epoch by epoch (spec: Link a device)
+        and a wrap that does not open is discarded and granted again (client rule 12),
+        or what was written under that epoch stays unreadable to it for good."""
+        rings = {}
+        for device in world.relay._eligible(sk):
+            slot = world.slots.get(device.device_id)
+            if slot is not None and slot.device is not None and not slot.revoked:
+                rings[device.device_id] = slot.device.keyring(graph_id_for(sk, slot.member)).keys
+        out = []
+        for device_id, keys in sorted(rings.items()):
+            if latest not in keys:
+                continue
+            for epoch in range(1, latest):
+                granters = [d for d, held in sorted(rings.items()) if epoch in held]
+                if epoch in keys or not granters:
+                    continue
+                if device_id in self.rotations.excluded(sk, epoch):
+                    continue
+                if _pending_approval(world, device_id, sk, epoch):
+                    continue
+                out.append(
+                    self.violation(
+                        world,
+                        f"{device_id} holds the latest epoch {latest} but not epoch {epoch}, "
+                        f"which {granters[0]} holds: what was sealed under it stays unreadable",
+                        graph=sk,
+                        devices=(device_id, granters[0]),
                     )
                 )
         return out
