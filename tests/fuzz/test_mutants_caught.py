@@ -29,10 +29,6 @@ TIMEOUT_S = 300
 ESCAPES = {
     "tombstone-checked-against-schema": "equivalent for the machines: every kind they "
     "write accepts a tombstone's data, so the check it adds refuses nothing",
-    "unopenable-discards-latest-epoch": "rare: a forged wrap must fill a new device's "
-    "oldest gap before any holder grants it (handover with forged, or forge with gap "
-    "oldest); reached (test_rule_reach.py) and caught by epochs when it is, but not "
-    "drawn within 60 s at seeds 1 to 4",
     "log-check-ignores-rev": "no adversary mode serves an older version of a record the "
     "log lists at a newer rev (modes hide, replay or rewrite entries instead)",
     "checkpoint-slot-from-member-id": "its effect is that no checkpoint is believed; the "
