@@ -373,6 +373,19 @@ class WorldMachine(RuleBasedStateMachine):
                 {"rule": "rotate", "by": self.pick(data, holders, "rotator"), "graph": graph}
             )
 
+    @swarm("rotate")
+    @precondition(lambda self: self.params is not None and self.params.approval_mode == "observe")
+    @rule(data=st.data(), graph=st.sampled_from(GRAPHS))
+    def rotate_race(self, data, graph):
+        """Two holders rotate one graph at the same instant (two admins at once). In
+        observe mode only: in approve mode the loser's grant gives the devices the
+        winner excluded another key (docs/findings.md, F1, a known split of the spec),
+        whose records the others then refuse."""
+        holders = [d for d in self.honest_devices() if graph in self.graphs_of(d)]
+        if len(holders) >= 2:
+            pair = st.lists(st.sampled_from(holders), min_size=2, max_size=2, unique=True)
+            self.do(rule="rotate-race", devices=data.draw(pair), graph=graph)
+
     @swarm("recover")
     @rule(data=st.data())
     def recover(self, data):

@@ -276,6 +276,21 @@ _ACTION_NAMES = {
 }  # fmt: skip
 
 
+def _rotate_race(driver, step, index) -> None:
+    """Two devices rotate one graph at the same instant: one mints the epoch, the
+    other's post is taken as a grant (docs/findings.md, F1), and each must adopt what
+    the relay holds (client rule 13), not the key it sent."""
+    now = driver.now()
+
+    async def both():
+        async with trio.open_nursery() as nursery:
+            for device_id in step["devices"]:
+                rotate = S.Rotate(device_id, step["graph"], now)
+                nursery.start_soon(perform_now, driver.world, rotate)
+
+    driver.run(both)
+
+
 def _perform(driver, action) -> None:
     driver.run(perform_now, driver.world, action)
 
@@ -316,6 +331,7 @@ RULES = {
     "revoke": _action(lambda s, now: S.Revoke(s["by"], s["device"], now)),
     "steal": _action(lambda s, now: S.Steal(s["by"], s["device"], now)),
     "rotate": _action(lambda s, now: S.Rotate(s["by"], s["graph"], now)),
+    "rotate-race": _rotate_race,
     "recover": _action(lambda s, now: S.Recover(s["member"], s["device"], s["source"], now)),
     "invite": _action(lambda s, now: S.Invite(s["by"], s["graph"], s["member"], s["device"], now)),
     "partition": _action(lambda s, now: S.Partition(tuple(s["devices"]), now, now + s["seconds"])),

@@ -1,7 +1,9 @@
 """epochs: keys only move forward, reach who they must, and never reach the revoked."""
 
+from simkit.errors import CryptoError
 from simkit.invariants.base import Invariant
 from simkit.protocol.ids import graph_id_for
+from simkit.protocol.wrap import unwrap_graph_key
 from simkit.sim.clock import relay_time_ms
 
 
@@ -103,6 +105,39 @@ class Epochs(Invariant):
                     )
                 )
             out += self._older_epochs(world, sk, latest)
+        return out + self._keys_match_wraps(world)
+
+    def _keys_match_wraps(self, world) -> list:
+        """Each device holds, for every epoch the relay keeps a wrap of for it, the key that
+        wrap carries (client rules 12 and 13: a wrap that opens is what the device adopts,
+        not a key it minted and lost the race with). A wrap that does not open is rule 12's
+        business; a device without a wrap is checked by the latest- and older-epoch checks."""
+        out = []
+        for device_id, slot in sorted(world.slots.items()):
+            if slot.device is None or slot.revoked:
+                continue
+            for sk, graph in sorted(world.relay.state.graphs.items()):
+                if sk not in slot.device.store.rows("keyring"):
+                    continue
+                keys = slot.device.keyring(graph_id_for(sk, slot.member)).keys
+                for epoch, key in sorted(keys.items()):
+                    wrapped = graph.wraps.get(epoch, {}).get(device_id)
+                    if wrapped is None:
+                        continue
+                    try:
+                        carried = unwrap_graph_key(wrapped, slot.device.keys.wrap_key)
+                    except CryptoError:
+                        continue
+                    if carried != key:
+                        out.append(
+                            self.violation(
+                                world,
+                                f"{device_id} holds a key for epoch {epoch} other than the one "
+                                "its wrap at the relay carries",
+                                graph=sk,
+                                devices=(device_id,),
+                            )
+                        )
         return out
 
     def _older_epochs(self, world, sk: str, latest: int) -> list:

@@ -107,3 +107,21 @@ def test_quiescence_judges_a_client_resending_a_refused_write_for_ever_stuck(tmp
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert "[liveness] a1 still holds 1 queued write(s)" in done.stdout
     assert not _replay({"seed": 5}, steps).slots["a1"].device.pending()
+
+
+def test_rule_13_two_devices_rotating_at_once_both_adopt_the_key_the_relay_holds():
+    """rotate_race: one mints epoch 2, the other's post is taken as a grant (F1); both
+    then read the keys back and hold the winner's key, the one their wraps carry."""
+    world = _replay(
+        {"seed": 3, "rules": ["rotate"]},
+        [
+            {"rule": "write", "device": "a1", "graph": "g:team", "record": "r0", "op": "edit"},
+            {"rule": "advance", "seconds": 5},
+            {"rule": "rotate-race", "devices": ["a1", "b1"], "graph": "g:team"},
+            {"rule": "advance", "seconds": 30},
+        ],
+    )
+    rotations = [f for f in _events(world, "graph.rotate") if f["graph"] == "g:team"]
+    assert [f["epoch"] for f in rotations] == [1, 2]  # one mint of epoch 2, not two
+    keys = {d: world.slots[d].device.keyring("g:team").keys[2] for d in ("a1", "b1", "c1")}
+    assert len(set(keys.values())) == 1
