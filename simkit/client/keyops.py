@@ -51,7 +51,8 @@ async def honour_rotation(device, graph_id: str) -> bool:
     (docs/client.md, "Who rotates"): the flag has stood ``rotate_after_s`` times one
     plus this device's rank among the roster's active devices since it first saw it.
     In ``approve`` mode only a device that approved every current holder of the
-    latest key takes a turn: any other would strand a holder (docs/findings.md, F5).
+    latest key takes a turn: any other would strand a holder (docs/findings.md, F5),
+    until every device's turn has passed (F9).
     Returns whether this device rotated."""
     after = device.config.rotate_after_s
     meta = device.store.get("graphs", graph_id) or {}
@@ -77,7 +78,12 @@ async def honour_rotation(device, graph_id: str) -> bool:
             return False
         if behind and not set(active) <= lacking:
             return False  # a holder of the latest key will grant it first
-        if approve and not _approved_every_holder(device, current, lacking):
+        # Last resort, once every device's turn has passed: rotate, excluding the holders
+        # this device never approved (their approvers grant them). The roster keeps a
+        # departed member's devices, which keygaps never names, so they look like holders
+        # nobody approved and would block every turn (docs/findings.md, F9).
+        last_resort = waited_ms >= after * 1000 * (1 + len(active))
+        if approve and not last_resort and not _approved_every_holder(device, current, lacking):
             return False
     rotated = await device.rotate(graph_id)
     if rotated:

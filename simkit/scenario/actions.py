@@ -13,6 +13,7 @@ from simkit.relay.routing import ROUTES
 from simkit.scenario.reader import Reader, ScenarioError
 from simkit.sim import spec as S
 from simkit.sim.adversary import MODES
+from simkit.sim.behaviours import route_name
 
 ACTIONS = {
     "partition": S.Partition,
@@ -35,6 +36,7 @@ ACTIONS = {
 CREATES = (S.LinkDevice, S.Recover, S.Invite)
 """Actions whose ``device`` is a new device of ``member``."""
 CAPABILITIES = tuple(sorted({r.capability for r in ROUTES if r.capability} | {"rotate"}))
+ROUTE_NAMES = tuple(route_name(r) for r in ROUTES)
 """What a ``[[capabilities]]`` row can allow: what the relay checks."""
 
 TEN_YEARS_MS = 10 * 365 * 86_400_000
@@ -130,6 +132,8 @@ def _value(r: Reader, key: str, at: float, required: bool):
         return r.number(key, required=required, whole=True, low=-TEN_YEARS_MS, high=TEN_YEARS_MS)
     if key == "params":
         return r.get(key, dict, required=required)
+    if key == "route":  # a partial outage: one of the fifteen routes
+        return r.choice(key, ROUTE_NAMES)
     return r.get(key, str, required=required)
 
 

@@ -49,6 +49,7 @@ FIELD_VALUES = {
     "group": ['"team"', '"zed"'],
     "until": ["10", "40", "100", "1"],
     "status": ["503", "429", "500", "200"],
+    "route": ['"GET /graphs/:gid/devices"', '"POST /graphs/:gid/keys"', '"GET /nowhere"', "5"],
     "step_ms": ["3600000", "-3600000", "0"],
     "restart_after": ["0", "1", "20", "-1"],
     "mode": [f'"{mode}"' for mode in MODES] + ['"nice"'],
