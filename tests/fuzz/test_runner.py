@@ -57,9 +57,11 @@ def test_the_reproducer_is_written_at_the_first_violation_and_only_replaced_by_s
         if writes and writes[-1][1] < writes[0][1]:
             raise KeyboardInterrupt
 
+    # Seed 3: a first failing run that every supported Hypothesis shortens within a few
+    # attempts (at seed 2 the oldest, 6.138, found nothing shorter in 300).
     result = fuzz(
         log_loser, seconds=300, shrink_attempts=300, out=out, written=written,
-        progress=stop_once_shorter, **CAUGHT,
+        progress=stop_once_shorter, **{**CAUGHT, "seed": 3},
     )  # fmt: skip
 
     first_attempts, first_steps = writes[0]
