@@ -137,6 +137,10 @@ class WorldMachine(RuleBasedStateMachine):
         device = self.pick(data, devices, "device")
         return device, self.pick(data, self.graphs_of(device), "graph")
 
+    def next_device(self, member: str) -> str:
+        """The ID the member's next linked device gets (a6, b7, ...)."""
+        return f"{member[0]}{6 + self.links}"
+
     def pick(self, data, items, label: str):
         return data.draw(st.sampled_from(items), label=label)
 
@@ -222,7 +226,7 @@ class WorldMachine(RuleBasedStateMachine):
         out = []
         if self.links < MAX_LINKS:
             member = self.pick(data, ["alice", "bob"], "member")
-            out.append({"rule": "link", "member": member, "device": f"{member[0]}{6 + self.links}"})
+            out.append({"rule": "link", "member": member, "device": self.next_device(member)})
         pairs = self._same_member_pairs()
         if pairs:
             by, device = self.pick(data, pairs, "revoke")
@@ -254,7 +258,7 @@ class WorldMachine(RuleBasedStateMachine):
     @rule(member=st.sampled_from(("alice", "bob")), announce=st.booleans())
     def link(self, member, announce):
         """A new device registers; ``announce``: the app has every device sync at once."""
-        device = f"{member[0]}{6 + self.links}"
+        device = self.next_device(member)
         self.ceremony({"rule": "link", "member": member, "device": device, "announce": announce})
 
     @swarm("link")
@@ -274,7 +278,7 @@ class WorldMachine(RuleBasedStateMachine):
         link, and a member's non-conforming client fills the newcomer's oldest gap, an
         epoch below the latest, with a wrap it cannot open, before any holder grants it
         (rule 12)."""
-        device = f"{member[0]}{6 + self.links}"
+        device = self.next_device(member)
         graph = self.pick(data, self.world.graphs_of(member), "graph")
         holders = [d for d in self.honest_devices() if graph in self.graphs_of(d)]
         forged = forged and self.params.enabled("rogue") and bool(holders)
@@ -302,7 +306,7 @@ class WorldMachine(RuleBasedStateMachine):
         and rotates, and the user goes on writing on the new device. In approve mode
         nobody else may have approved the new device, which then stays behind an epoch
         (client rule 5: it must hold its writes; the spec's Ceremonies)."""
-        device = f"{member[0]}{6 + self.links}"
+        device = self.next_device(member)
         self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
         slots = self.world.slots
         for _ in range(2):  # until a key recheck has shown the new device to the old ones
