@@ -8,9 +8,11 @@ from click.testing import CliRunner
 
 from simkit.bench import BenchRow, isolated, peak_memory_mib
 from simkit.bench.crypto import receive_floor_us
+from simkit.bench.crypto import run as crypto_rows
 from simkit.bench.sim import exchange_floor_us, group_world, measure
 from simkit.bench.targets import verdicts
 from simkit.cli import main
+from simkit.protocol.primitives import pbkdf2_sha256
 from simkit.protocol.sigcache import SIGNATURES
 
 
@@ -88,3 +90,13 @@ def test_an_isolated_run_reports_its_own_peak_memory_not_its_parents():
     assert peak_memory_mib() >= 400
     _, peak = isolated(abs, -1)
     assert peak < 200
+
+
+def test_the_pbkdf2_row_derives_every_time_not_from_the_process_cache():
+    """The derivation is remembered per process (primitives.pbkdf2_sha256); the bench
+    row must time the derivation itself, not a dictionary lookup."""
+    before = pbkdf2_sha256.cache_info()
+    (row,) = crypto_rows(quick=True, only=("pbkdf2 (310,000 iterations)",))
+    after = pbkdf2_sha256.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)
+    assert row.unit == "ms/op"
