@@ -5,7 +5,7 @@ sentence about the spec ("pipeline step 4 (device registered): expected 403
 device-not-registered, got 404 not-found"), not as a diff of two dictionaries.
 """
 
-import copy
+import json
 
 import attrs
 
@@ -39,7 +39,17 @@ class Expected:
 
 def ok(rule: str, body: dict) -> Expected:
     """A JSON success; the body is copied so later changes to the model cannot reach it."""
-    return Expected(200, rule, copy.deepcopy(body), headers={"content-type": JSON})
+    return Expected(200, rule, _copy(body), headers={"content-type": JSON})
+
+
+def _copy(value: object) -> object:
+    """A JSON value's containers copied (its leaves are immutable): ``deepcopy`` without
+    the memo, a fifth of its cost."""
+    if isinstance(value, dict):
+        return {name: _copy(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
 
 
 class Refuse(Exception):
@@ -62,16 +72,30 @@ def invalid(rule: str) -> Refuse:
     return Refuse(400, "invalid", rule)
 
 
+_SORTED = json.JSONEncoder(sort_keys=True, check_circular=False).encode
+
+
 def same(a: object, b: object) -> bool:
-    """JSON equality: one number type, but ``true`` is not ``1``."""
+    """JSON equality: one number type, but ``true`` is not ``1``. Values that Python
+    calls equal and that encode to the same text are the same (C code, the usual
+    case); anything else is walked."""
+    try:
+        if a == b and _SORTED(a) == _SORTED(b):
+            return True
+    except (TypeError, ValueError):
+        pass
+    return _walk(a, b)
+
+
+def _walk(a: object, b: object) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_walk(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(_walk(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 

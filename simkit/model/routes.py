@@ -4,6 +4,7 @@ A path is split on ``/`` and then each segment is percent-decoded, so ``g%3Ateam
 names ``g:team`` and ``%2F`` never makes a segment (docs/relay.md, Paths).
 """
 
+import functools
 from urllib.parse import unquote
 
 import attrs
@@ -66,6 +67,13 @@ def _params(route: Route, segments: list[str]) -> dict[str, str] | None:
 
 def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route and its decoded parameters; 404 for no such path, 405 for a wrong method."""
+    route, params = _match(method, path)
+    return route, dict(params)
+
+
+@functools.lru_cache(maxsize=4096)
+def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
+    """``match``, remembered (the same few paths come again and again)."""
     if not isinstance(path, str) or not path.startswith("/"):
         raise Refuse(404, "not-found", "routing: no such route")
     segments = [unquote(s, errors="replace") for s in path[1:].split("/")]

@@ -6,6 +6,7 @@ Paths are matched literally, segment by segment: the raw path is split on
 (invalid) ID. Nothing is normalised.
 """
 
+import functools
 from urllib.parse import unquote
 
 import attrs
@@ -78,6 +79,14 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     No route for the path is ``404 not-found``; a route for the path but not
     the method is ``405 method-not-allowed`` with an ``allow`` header.
     """
+    route, params = _match(method, path)
+    return route, dict(params)
+
+
+@functools.lru_cache(maxsize=4096)
+def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
+    """``match``, remembered: a device asks the same few paths all day (a refusal
+    raises and is not kept)."""
     if not isinstance(path, str) or not path.startswith("/"):
         raise Refused(404, "not-found", "no such route")
     segments = [unquote(s, errors="replace") for s in path[1:].split("/")]

@@ -1,0 +1,46 @@
+"""How an answer is held against the model's: JSON equality, and the copy ``ok`` keeps."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simkit.model.answer import _walk, ok, same
+
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([0.0, 1.0, 2.5])
+    | st.text(max_size=2)
+)
+JSON = st.recursive(
+    LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(JSON, JSON)
+def test_same_is_json_equality_whatever_the_fast_path_says(a, b):
+    """``true`` is not ``1`` and ``1`` is ``1.0``, in every position."""
+    assert same(a, b) == _walk(a, b)
+
+
+@given(JSON)
+def test_same_holds_for_a_value_and_its_parse(value):
+    assert same(value, value)
+
+
+def test_true_is_not_one_even_deep_inside():
+    assert not same({"a": [True]}, {"a": [1]})
+    assert not same({"a": 0}, {"a": False})
+    assert same({"a": [1]}, {"a": [1.0]})
+
+
+def test_ok_keeps_a_copy_later_changes_cannot_reach():
+    body = {"ops": [{"seq": 1}], "more": False}
+    expected = ok("pull", body)
+    body["ops"][0]["seq"] = 2
+    body["more"] = True
+    assert expected.body == {"ops": [{"seq": 1}], "more": False}
