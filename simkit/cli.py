@@ -2,10 +2,11 @@
 
 Exit codes, the same for every command (README, "Exit codes"): 0 everything held,
 1 a finding (a violation, a failed expectation) or an internal error, 2 a usage or
-input error.
+input error; 141 when whoever reads the output stops reading (``| head``).
 """
 
 import json
+import os
 import shlex
 import sys
 import traceback
@@ -59,9 +60,19 @@ class Commands(click.Group):
             raise
         except InputError as exc:
             raise InputProblem(str(exc)) from None
+        except BrokenPipeError:
+            _reader_gone()
         except Exception as exc:
             rerun = ctx.meta.get(_RERUN) or shlex.join(["simkit", *ctx.meta.get(_ARGV, [])])
             raise InternalError(exc, rerun, ctx.meta.get(_DEBUG, False)) from None
+
+
+def _reader_gone() -> None:
+    """The output's reader closed the pipe (``simkit replay ... | head``): stop quietly
+    with the shell's status for SIGPIPE, as a Unix tool does, and send what is still
+    buffered nowhere (flushing it at exit would raise again)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise click.exceptions.Exit(141)
 
 
 def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -3,6 +3,8 @@ held, 1 a finding (or an internal error), 2 a usage or input error. An internal 
 is a short message naming what to rerun; its traceback only under ``--debug``."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,3 +151,16 @@ def test_a_crash_inside_a_scenario_names_the_scenario_to_rerun(monkeypatch):
         result.output
     )
     assert "Traceback" not in result.output
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly_with_sigpipes_status():
+    """``simkit replay FILE | head``: no "internal error", no traceback, status 141."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from simkit.cli import main; main()", "list", "scenarios"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader is gone before the first line is written
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert err == b""
