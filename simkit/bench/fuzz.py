@@ -5,9 +5,11 @@ of the fuzzing process (a fresh one).
 Steps are not all equal: today's machines draw bursts of 140 writes, tight rate
 limits and one-record pages that 685eb33's never did. So the comparison runs equal
 work: today's code with the rules and draws of 685eb33's machines (``classic``),
-against 685eb33's own code, each in a fresh process in the same minute. The
-baseline is extracted with ``git archive`` from the repository simkit runs from;
-from an installed copy without one, its row says "not measured".
+against 685eb33's own code, each in a fresh process. The two alternate in rounds
+(this machine's speed drifts by a third from one minute to the next: rounds put
+both sides in the same minutes). The baseline is extracted with ``git archive``
+from the repository simkit runs from; from an installed copy without one, its row
+says "not measured".
 """
 
 import json
@@ -20,6 +22,7 @@ import simkit
 from simkit.bench import BenchRow, isolated
 
 BASELINE = "685eb33"
+ROUNDS = 3  # the baseline and this code alternate, each a third of its time per round
 
 
 def fuzz_for(seconds: float, classic: bool = False) -> dict:
@@ -30,27 +33,48 @@ def fuzz_for(seconds: float, classic: bool = False) -> dict:
     return {"examples": result.examples, "steps": result.steps, "seconds": result.seconds}
 
 
-def baseline_for(seconds: float) -> dict | None:
-    """Commit 685eb33's fuzz throughput, run from a fresh extract of that commit."""
+def _extract(tmp: str) -> bool:
     repo = Path(simkit.__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", BASELINE], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        return False
+    subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+    return True
+
+
+def _baseline_in(tmp: str, seconds: float) -> dict | None:
+    code = (
+        "import json; from simkit.bench.fuzz import fuzz_for; "
+        f"print(json.dumps(fuzz_for({seconds!r})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp, capture_output=True, text=True,
+        env={"PYTHONPATH": tmp, "PATH": "/usr/bin:/bin"}, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def side_by_side(seconds: float) -> tuple[dict | None, dict]:
+    """685eb33 and this code on classic work, ``seconds`` each, alternating in
+    ``ROUNDS`` rounds; each side's examples, steps and seconds summed."""
     with tempfile.TemporaryDirectory(prefix="simkit-baseline-") as tmp:
-        archive = subprocess.run(
-            ["git", "-C", str(repo), "archive", BASELINE], capture_output=True, check=False
-        )
-        if archive.returncode != 0:
-            return None
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        code = (
-            "import json; from simkit.bench.fuzz import fuzz_for; "
-            f"print(json.dumps(fuzz_for({seconds!r})))"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", code], cwd=tmp, capture_output=True, text=True,
-            env={"PYTHONPATH": tmp, "PATH": "/usr/bin:/bin"}, check=False,
-        )  # fmt: skip
-        if done.returncode != 0:
-            return None
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        extracted = _extract(tmp)
+        baseline: dict | None = {} if extracted else None
+        classic: dict = {}
+        for _ in range(ROUNDS):
+            if baseline is not None:
+                got = _baseline_in(tmp, seconds / ROUNDS)
+                baseline = None if got is None else _sum(baseline, got)
+            classic = _sum(classic, isolated(fuzz_for, seconds / ROUNDS, True)[0])
+    return baseline, classic
+
+
+def _sum(total: dict, run: dict) -> dict:
+    return {name: total.get(name, 0) + value for name, value in run.items()}
 
 
 def _rate(result: dict) -> float:
@@ -65,8 +89,7 @@ def _note(result: dict) -> str:
 
 def run(quick: bool = False) -> list[BenchRow]:
     seconds = 20.0 if quick else 60.0
-    baseline = baseline_for(seconds)
-    classic, _ = isolated(fuzz_for, seconds, True)
+    baseline, classic = side_by_side(seconds)
     full, peak = isolated(fuzz_for, seconds)
     rows = []
     if baseline is None:
