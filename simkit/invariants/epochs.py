@@ -1,8 +1,8 @@
 """epochs: keys only move forward, reach who they must, and never reach the revoked."""
 
-from simkit.errors import CryptoError
+from simkit.errors import CryptoError, UnsafeIdError
 from simkit.invariants.base import Invariant
-from simkit.protocol.ids import graph_id_for
+from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.protocol.wrap import unwrap_graph_key
 from simkit.sim.clock import relay_time_ms
 
@@ -17,17 +17,23 @@ class Epochs(Invariant):
     (docs/findings.md, F1): a rotation that lost the race to mint an epoch is taken
     as a grant, which gives the devices the winner excluded the loser's key. The
     relay's event shows it: a grant whose poster is among the devices it grants to
-    (a holder never grants to itself)."""
+    (a holder never grants to itself).
+
+    A device learns of a wrap only from a GET keys answer, so the older-epoch check
+    reads the network's trace too: which GET keys answers each device received, and
+    where in the relay's order each was served (docs/client.md, "When a grant
+    arrives")."""
 
     name = "epochs"
     honest_only = True
-    observes = ("graph.rotate", "keys.grant")
+    observes = ("graph.rotate", "keys.grant", "request", "delivery", "response")
 
     def __init__(self) -> None:
         self._epochs: dict[tuple[str, str], int] = {}
         self.rotations = Rotations()
         self._lost_races: set[tuple[str, int]] = set()  # (graph, epoch) a rotation lost
         self.known: list[str] = []
+        self.fetches = KeyFetches()
 
     def step(self, world):
         out = []
@@ -51,7 +57,11 @@ class Epochs(Invariant):
         return out + self._agreement(world)
 
     def observe(self, world, event):
+        if event.kind != "event":
+            self.fetches.note(world, event)
+            return ()
         fields = event.fields
+        self.fetches.stored(world, event)
         if fields["name"] == "graph.rotate":
             self.rotations.note(event)
         elif fields["device_id"] in fields["devices"]:
@@ -144,7 +154,14 @@ class Epochs(Invariant):
         """A device holding the latest key also holds every older one that another
         device could grant it: a key gap is granted epoch by epoch (spec: Link a device)
         and a wrap that does not open is discarded and granted again (client rule 12),
-        or what was written under that epoch stays unreadable to it for good."""
+        or what was written under that epoch stays unreadable to it for good.
+
+        Holders owe the wrap; the device takes it from its next GET keys answer, and
+        nothing in the protocol says when that comes (a poke is content-free; a device
+        holding the latest key asks every ``recheck_s``, or when an op needs the epoch,
+        rule 4). So a wrap the relay stored after the last GET keys answer the device
+        received is owed to nobody yet, provided it opens: the device has not been told
+        of it. A wrap served to the device that it did not adopt still counts."""
         rings = {}
         for device in world.relay._eligible(sk):
             slot = world.slots.get(device.device_id)
@@ -162,6 +179,8 @@ class Epochs(Invariant):
                     continue
                 if _pending_approval(world, device_id, sk, epoch):
                     continue
+                if self._not_yet_fetched(world, device_id, sk, epoch):
+                    continue
                 out.append(
                     self.violation(
                         world,
@@ -172,6 +191,83 @@ class Epochs(Invariant):
                     )
                 )
         return out
+
+    def _not_yet_fetched(self, world, device_id: str, sk: str, epoch: int) -> bool:
+        """The relay holds a wrap of ``epoch`` for the device that opens under its key,
+        stored after the last GET keys answer the device received: in flight."""
+        wrapped = world.relay.state.graphs[sk].wraps.get(epoch, {}).get(device_id)
+        if wrapped is None or not self.fetches.unseen(device_id, sk, epoch):
+            return False
+        try:
+            unwrap_graph_key(wrapped, world.slots[device_id].device.keys.wrap_key)
+        except CryptoError:
+            return False  # rule 12: the device discards it and a holder grants again
+        return True
+
+
+class KeyFetches:
+    """Which wraps each device has been told of, read from the trace in order: the
+    relay's seq of each stored wrap (a grant or a mint), and of the delivery of the last
+    GET keys answer each device received for each graph (a lost answer tells nothing;
+    a duplicated request's second delivery answers nobody)."""
+
+    def __init__(self) -> None:
+        self._asked: dict[tuple[str, int], str] = {}  # (device, xid) -> graph, GET keys only
+        self._served: dict[tuple[str, int], tuple[str, int]] = {}  # -> (graph, delivery seq)
+        self._answered: dict[tuple[str, str], int] = {}  # (device, graph) -> delivery seq
+        self._stored: dict[tuple[str, int, str], int] = {}  # (graph, epoch, device) -> seq
+
+    def note(self, world, event) -> None:
+        fields = event.fields
+        if event.kind == "request":
+            key, path = (event.actor, fields["xid"]), fields.get("path", "")
+            self._served.pop(key, None)  # a new request under this xid replaces any other
+            sk = None
+            if fields.get("method") == "GET" and path.endswith("/keys"):
+                sk = _storage_key(world, event.actor, path)
+            if sk is None:
+                self._asked.pop(key, None)
+            else:
+                self._asked[key] = sk
+        elif event.kind == "delivery":
+            key = (fields.get("device"), fields.get("xid"))
+            if key in self._asked and fields["status"] == 200 and not fields["duplicate"]:
+                self._served[key] = (self._asked[key], event.seq)
+        else:
+            key = (event.actor, fields["xid"])
+            self._asked.pop(key, None)
+            served = self._served.pop(key, None)
+            if served is not None and fields["status"] == 200:
+                self._answered[event.actor, served[0]] = served[1]
+
+    def stored(self, world, event) -> None:
+        """A grant's or a mint's wraps, at the relay's event."""
+        fields = event.fields
+        sk, epoch = fields["graph"], fields["epoch"]
+        if fields["name"] == "keys.grant":
+            devices = fields["devices"]
+        else:
+            devices = world.minted.get((sk, epoch), ())
+        for device_id in devices:
+            self._stored[sk, epoch, device_id] = event.seq
+
+    def unseen(self, device_id: str, sk: str, epoch: int) -> bool:
+        """Whether the device's wrap of ``epoch`` was stored after its last GET keys was
+        served (a wrap stored before the trace was read counts as served)."""
+        stored = self._stored.get((sk, epoch, device_id), -1)
+        return stored > self._answered.get((device_id, sk), -1)
+
+
+def _storage_key(world, device_id: str, path: str) -> str | None:
+    """The graph a device's ``/graphs/<gid>/keys`` request names, as the relay keys it."""
+    slot = world.slots.get(device_id)
+    parts = path.split("/")
+    if slot is None or len(parts) != 4:
+        return None
+    try:
+        return storage_key(parts[2], slot.member)
+    except UnsafeIdError:
+        return None
 
 
 class KeyWraps(Invariant):
