@@ -67,6 +67,8 @@ def _params(route: Route, segments: list[str]) -> dict[str, str] | None:
 
 def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route and its decoded parameters; 404 for no such path, 405 for a wrong method."""
+    if not isinstance(method, str) or not isinstance(path, str):
+        raise Refuse(404, "not-found", "routing: no such route")  # nor a key for the cache below
     route, params = _match(method, path)
     return route, dict(params)
 

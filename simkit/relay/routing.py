@@ -79,6 +79,8 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     No route for the path is ``404 not-found``; a route for the path but not
     the method is ``405 method-not-allowed`` with an ``allow`` header.
     """
+    if not isinstance(method, str) or not isinstance(path, str):
+        raise Refused(404, "not-found", "no such route")  # nor a key for the cache below
     route, params = _match(method, path)
     return route, dict(params)
 

@@ -6,6 +6,8 @@ import pytest
 from relay_helpers import Harness, error, op, state_bytes
 
 from simkit.relay import RateLimit, Request
+from simkit.relay.http import Refused
+from simkit.relay.routing import match
 
 # --- step 1: rate limit (429) -------------------------------------------------
 
@@ -209,6 +211,18 @@ def test_routing_unknown_route_is_404_not_found(h, path):
     response = h.call("GET", path)
     assert response.status == 404
     assert response.json() == {"error": "not-found", "message": "no such route"}
+
+
+def test_routing_a_remembered_route_hands_out_fresh_params_and_odd_types_are_404():
+    """``match`` is remembered per (method, path): what one caller does to its params
+    never reaches the next, and a path no cache could key on is still 404."""
+    route, params = match("GET", "/graphs/g%3Ateam/pull")
+    params["gid"] = "changed"
+    assert match("GET", "/graphs/g%3Ateam/pull") == (route, {"gid": "g:team"})
+    for path in (["/devices"], b"/devices", None):
+        with pytest.raises(Refused) as refused:
+            match("GET", path)
+        assert refused.value.response.status == 404
 
 
 @pytest.mark.parametrize(
