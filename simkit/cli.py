@@ -7,6 +7,7 @@ input error; 141 when whoever reads the output stops reading (``| head``).
 
 import json
 import os
+import select
 import shlex
 import sys
 import traceback
@@ -60,19 +61,30 @@ class Commands(click.Group):
             raise
         except InputError as exc:
             raise InputProblem(str(exc)) from None
-        except BrokenPipeError:
-            _reader_gone()
+        except BrokenPipeError as exc:
+            if not _stdout_gone():
+                raise InternalError(exc, _rerun(ctx), ctx.meta.get(_DEBUG, False)) from None
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(141) from None
         except Exception as exc:
-            rerun = ctx.meta.get(_RERUN) or shlex.join(["simkit", *ctx.meta.get(_ARGV, [])])
-            raise InternalError(exc, rerun, ctx.meta.get(_DEBUG, False)) from None
+            raise InternalError(exc, _rerun(ctx), ctx.meta.get(_DEBUG, False)) from None
 
 
-def _reader_gone() -> None:
-    """The output's reader closed the pipe (``simkit replay ... | head``): stop quietly
-    with the shell's status for SIGPIPE, as a Unix tool does, and send what is still
-    buffered nowhere (flushing it at exit would raise again)."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    raise click.exceptions.Exit(141)
+def _rerun(ctx: click.Context) -> str:
+    return ctx.meta.get(_RERUN) or shlex.join(["simkit", *ctx.meta.get(_ARGV, [])])
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe whose reader has gone (``simkit replay ... |
+    head``). Then the command stops quietly with the shell's status for SIGPIPE, as a
+    Unix tool does, and what is still buffered goes nowhere (flushing it at exit would
+    raise again). Any other broken pipe is an internal error."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test runner)
+        return False
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:

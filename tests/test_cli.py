@@ -164,3 +164,15 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly_with_sigpipes_stat
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 141
     assert err == b""
+
+
+def test_a_broken_pipe_that_is_not_stdouts_is_an_internal_error(monkeypatch):
+    """Only a reader of simkit's own output going away ends a command quietly."""
+
+    def broken(path):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("simkit.scenario.load.load_library", broken)
+    result = simkit("list")
+    assert result.exit_code == 1
+    assert "internal error" in result.output

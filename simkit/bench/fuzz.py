@@ -22,14 +22,14 @@ import simkit
 from simkit.bench import BenchRow, isolated
 
 BASELINE = "685eb33"
-ROUNDS = 3  # the baseline and this code alternate, each a third of its time per round
+ROUNDS = 3  # the baseline and this code take turns, each a third of its time per round
 
 
-def fuzz_for(seconds: float, classic: bool = False) -> dict:
+def fuzz_for(seconds: float, classic: bool = False, seed: int = 1) -> dict:
     from simkit.fuzz.runner import fuzz
     from simkit.sim.variant import HONEST
 
-    result = fuzz(HONEST, seconds=seconds, seed=1, max_steps=25, shrink=False, classic=classic)
+    result = fuzz(HONEST, seconds=seconds, seed=seed, max_steps=25, shrink=False, classic=classic)
     return {"examples": result.examples, "steps": result.steps, "seconds": result.seconds}
 
 
@@ -44,10 +44,13 @@ def _extract(tmp: str) -> bool:
     return True
 
 
-def _baseline_in(tmp: str, seconds: float) -> dict | None:
+def _baseline_in(tmp: str, seconds: float, seed: int) -> dict | None:
+    """The extracted commit's fuzz throughput on its own machines (its own API)."""
     code = (
-        "import json; from simkit.bench.fuzz import fuzz_for; "
-        f"print(json.dumps(fuzz_for({seconds!r})))"
+        "import json; from simkit.fuzz.runner import fuzz; from simkit.sim.variant import HONEST; "
+        f"r = fuzz(HONEST, seconds={seconds!r}, seed={seed}, max_steps=25, database=None, "
+        "shrink=False); "
+        "print(json.dumps({'examples': r.examples, 'steps': r.steps, 'seconds': r.seconds}))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp, capture_output=True, text=True,
@@ -59,17 +62,21 @@ def _baseline_in(tmp: str, seconds: float) -> dict | None:
 
 
 def side_by_side(seconds: float) -> tuple[dict | None, dict]:
-    """685eb33 and this code on classic work, ``seconds`` each, alternating in
-    ``ROUNDS`` rounds; each side's examples, steps and seconds summed."""
+    """685eb33 and this code on classic work, ``seconds`` each, in ``ROUNDS`` rounds:
+    round r fuzzes seed r + 1 on both sides, and which side goes first alternates.
+    Each side's examples, steps and seconds are summed."""
     with tempfile.TemporaryDirectory(prefix="simkit-baseline-") as tmp:
-        extracted = _extract(tmp)
-        baseline: dict | None = {} if extracted else None
+        baseline: dict | None = {} if _extract(tmp) else None
         classic: dict = {}
-        for _ in range(ROUNDS):
-            if baseline is not None:
-                got = _baseline_in(tmp, seconds / ROUNDS)
-                baseline = None if got is None else _sum(baseline, got)
-            classic = _sum(classic, isolated(fuzz_for, seconds / ROUNDS, True)[0])
+        for r in range(ROUNDS):
+            sides = ["baseline", "classic"] if r % 2 == 0 else ["classic", "baseline"]
+            for side in sides:
+                if side == "classic":
+                    got = isolated(fuzz_for, seconds / ROUNDS, True, r + 1)[0]
+                    classic = _sum(classic, got)
+                elif baseline is not None:
+                    got = _baseline_in(tmp, seconds / ROUNDS, r + 1)
+                    baseline = None if got is None else _sum(baseline, got)
     return baseline, classic
 
 

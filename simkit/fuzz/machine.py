@@ -57,6 +57,7 @@ MODES = (
     ("substitute-wraps", {}),
     ("lie-epoch", {}),
 )
+CLASSIC_VERDICTS = ["approve", "approve", "reject"]  # 685eb33's humans never compared codes
 CLASSIC_MODES = tuple(MODES[i] for i in (0, 1, 3, 5, 7, 9, 11, 14))  # 685eb33's (``classic``)
 
 
@@ -355,7 +356,8 @@ class WorldMachine(RuleBasedStateMachine):
         if not pending:
             return
         by, device = self.pick(data, pending, "pending")
-        verdict = self.pick(data, ["pair", "pair", "approve", "reject"], "verdict")
+        verdicts = CLASSIC_VERDICTS if self.classic else ["pair", "pair", "approve", "reject"]
+        verdict = self.pick(data, verdicts, "verdict")
         self.do(rule=verdict, by=by, device=device)
 
     def _same_member_pairs(self) -> list[tuple[str, str]]:

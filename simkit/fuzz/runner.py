@@ -143,15 +143,15 @@ def fuzz(
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
     session = _Session(result, budget, variant_ref, out, progress, written)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
-    tests = {
-        honest: _machine_test(machine_for(variant, honest, classic), session, max_steps, phases)
+    runners = {
+        honest: _chunk_runner(machine_for(variant, honest, classic), session, max_steps, phases)
         for honest in (True, False)
     }
     with _ctrl_c_between_examples(session):
         for chunk in itertools.count():
-            test = tests[chunk % 2 == 0]
+            run_chunk = runners[chunk % 2 == 0]  # honest and adversary chunks alternate
             try:
-                hypothesis_seed(seed * 1_000_003 + chunk)(test)()
+                run_chunk(seed * 1_000_003 + chunk)
             except _BudgetSpent:
                 result.shrinking = session.limit
                 break
@@ -169,9 +169,10 @@ def fuzz(
     return result
 
 
-def _machine_test(machine: type[WorldMachine], session: "_Session", max_steps: int, phases):
-    """The Hypothesis test that runs ``machine``, built once and run for every chunk:
-    building one reads the machine's module source (``function_digest``), 30 ms."""
+def _chunk_runner(machine: type[WorldMachine], session: "_Session", max_steps: int, phases):
+    """Run one chunk of ``machine`` under a seed: its Hypothesis test is built once and
+    reused for every chunk, because building one reads the machine's module source
+    (``function_digest``, tens of ms)."""
     test = get_state_machine_test(
         machine,
         settings=settings(
@@ -186,7 +187,15 @@ def _machine_test(machine: type[WorldMachine], session: "_Session", max_steps: i
         ),
     )
     test.hypothesis.inner_test = session.observe(test.hypothesis.inner_test, machine)
-    return test
+    own = test._hypothesis_internal_use_settings
+
+    def chunk(chunk_seed: int) -> None:
+        # @seed wraps the test's settings in one more layer each time it is applied:
+        # give the reused test its own back first, or a long run grows a chain of them
+        test._hypothesis_internal_use_settings = own
+        hypothesis_seed(chunk_seed)(test)()
+
+    return chunk
 
 
 class _Session:

@@ -1,5 +1,7 @@
 """epochs: keys only move forward, reach who they must, and never reach the revoked."""
 
+from urllib.parse import unquote
+
 from simkit.errors import CryptoError, UnsafeIdError
 from simkit.invariants.base import Invariant
 from simkit.protocol.ids import graph_id_for, storage_key
@@ -26,7 +28,7 @@ class Epochs(Invariant):
 
     name = "epochs"
     honest_only = True
-    observes = ("graph.rotate", "keys.grant", "request", "delivery", "response")
+    observes = ("graph.rotate", "keys.grant", "request", "delivery", "response", "fault")
 
     def __init__(self) -> None:
         self._epochs: dict[tuple[str, str], int] = {}
@@ -160,8 +162,11 @@ class Epochs(Invariant):
         nothing in the protocol says when that comes (a poke is content-free; a device
         holding the latest key asks every ``recheck_s``, or when an op needs the epoch,
         rule 4). So a wrap the relay stored after the last GET keys answer the device
-        received is owed to nobody yet, provided it opens: the device has not been told
-        of it. A wrap served to the device that it did not adopt still counts."""
+        received is owed to nobody yet, provided it carries the epoch's key and was
+        stored within one recheck and one keys fetch's retries of now: the device has
+        not been told of it. A wrap served to the device that it did not adopt still
+        counts, and so does one older than that window: a device that never asks again
+        is caught in any world that runs that long after the grant."""
         rings = {}
         for device in world.relay._eligible(sk):
             slot = world.slots.get(device.device_id)
@@ -179,7 +184,7 @@ class Epochs(Invariant):
                     continue
                 if _pending_approval(world, device_id, sk, epoch):
                     continue
-                if self._not_yet_fetched(world, device_id, sk, epoch):
+                if self._in_flight(world, device_id, sk, epoch, rings[granters[0]][epoch]):
                     continue
                 out.append(
                     self.violation(
@@ -192,30 +197,44 @@ class Epochs(Invariant):
                 )
         return out
 
-    def _not_yet_fetched(self, world, device_id: str, sk: str, epoch: int) -> bool:
-        """The relay holds a wrap of ``epoch`` for the device that opens under its key,
-        stored after the last GET keys answer the device received: in flight."""
+    def _in_flight(self, world, device_id: str, sk: str, epoch: int, key: bytes) -> bool:
+        """The relay holds a wrap of ``epoch`` for the device that carries ``key`` (the
+        granters'), stored after the last GET keys answer the device received and
+        recently enough that its next keys check may not have come back yet."""
         wrapped = world.relay.state.graphs[sk].wraps.get(epoch, {}).get(device_id)
-        if wrapped is None or not self.fetches.unseen(device_id, sk, epoch):
+        since = self.fetches.unseen(device_id, sk, epoch)
+        if (
+            wrapped is None
+            or since is None
+            or world.clock.current_time() - since > _patience(world)
+        ):
             return False
         try:
-            unwrap_graph_key(wrapped, world.slots[device_id].device.keys.wrap_key)
+            carried = unwrap_graph_key(wrapped, world.slots[device_id].device.keys.wrap_key)
         except CryptoError:
             return False  # rule 12: the device discards it and a holder grants again
-        return True
+        return carried == key
+
+
+def _patience(world) -> float:
+    """How long a device holding the latest key may take to take up a new wrap: one
+    ``recheck_s``, then a GET keys whose every attempt times out and backs off."""
+    backoff, timeout = world.config.backoff, world.network.profile.timeout_ms / 1000
+    return world.config.recheck_s + backoff.attempts * (timeout + backoff.cap_s)
 
 
 class KeyFetches:
     """Which wraps each device has been told of, read from the trace in order: the
     relay's seq of each stored wrap (a grant or a mint), and of the delivery of the last
     GET keys answer each device received for each graph (a lost answer tells nothing;
-    a duplicated request's second delivery answers nobody)."""
+    a duplicated request's second delivery answers nobody; a request that timed out is
+    forgotten)."""
 
     def __init__(self) -> None:
         self._asked: dict[tuple[str, int], str] = {}  # (device, xid) -> graph, GET keys only
         self._served: dict[tuple[str, int], tuple[str, int]] = {}  # -> (graph, delivery seq)
         self._answered: dict[tuple[str, str], int] = {}  # (device, graph) -> delivery seq
-        self._stored: dict[tuple[str, int, str], int] = {}  # (graph, epoch, device) -> seq
+        self._stored: dict[tuple[str, int, str], tuple[int, float]] = {}  # -> (seq, time)
 
     def note(self, world, event) -> None:
         fields = event.fields
@@ -229,6 +248,10 @@ class KeyFetches:
                 self._asked.pop(key, None)
             else:
                 self._asked[key] = sk
+        elif event.kind == "fault":
+            if fields.get("fault") == "timeout":
+                self._asked.pop((event.actor, fields["xid"]), None)
+                self._served.pop((event.actor, fields["xid"]), None)
         elif event.kind == "delivery":
             key = (fields.get("device"), fields.get("xid"))
             if key in self._asked and fields["status"] == 200 and not fields["duplicate"]:
@@ -249,13 +272,16 @@ class KeyFetches:
         else:
             devices = world.minted.get((sk, epoch), ())
         for device_id in devices:
-            self._stored[sk, epoch, device_id] = event.seq
+            self._stored[sk, epoch, device_id] = (event.seq, event.t_us / 1_000_000)
 
-    def unseen(self, device_id: str, sk: str, epoch: int) -> bool:
-        """Whether the device's wrap of ``epoch`` was stored after its last GET keys was
-        served (a wrap stored before the trace was read counts as served)."""
-        stored = self._stored.get((sk, epoch, device_id), -1)
-        return stored > self._answered.get((device_id, sk), -1)
+    def unseen(self, device_id: str, sk: str, epoch: int) -> float | None:
+        """When the device's wrap of ``epoch`` was stored, if that was after its last GET
+        keys was served; else None (a wrap stored before the trace was read counts as
+        served)."""
+        stored = self._stored.get((sk, epoch, device_id))
+        if stored is None or stored[0] < self._answered.get((device_id, sk), -1):
+            return None
+        return stored[1]
 
 
 def _storage_key(world, device_id: str, path: str) -> str | None:
@@ -265,7 +291,7 @@ def _storage_key(world, device_id: str, path: str) -> str | None:
     if slot is None or len(parts) != 4:
         return None
     try:
-        return storage_key(parts[2], slot.member)
+        return storage_key(unquote(parts[2], errors="replace"), slot.member)
     except UnsafeIdError:
         return None
 

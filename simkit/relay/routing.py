@@ -81,8 +81,12 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """
     if not isinstance(method, str) or not isinstance(path, str):
         raise Refused(404, "not-found", "no such route")  # nor a key for the cache below
-    route, params = _match(method, path)
+    remembered = _match if len(path) <= CACHED_PATH else _match.__wrapped__
+    route, params = remembered(method, path)
     return route, dict(params)
+
+
+CACHED_PATH = 256  # longer paths are matched afresh: 4,096 of them could hold megabytes
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,14 +1,19 @@
 """The state machines on the honest stack pass a short, derandomized run; the CLI
 fuzzes, writes reproducers, and replays them exactly."""
 
+import inspect
 import json
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
+from hypothesis.stateful import RULE_MARKER, run_state_machine_as_test
 
 from simkit.cli import main
 from simkit.fuzz import AdversaryMachine, HonestMachine
+from simkit.fuzz.machine import CLASSIC_MODES, machine_for
+from simkit.fuzz.params import CLASSIC, WorldParams
+from simkit.sim.variant import HONEST
 
 SHORT = settings(
     max_examples=6,
@@ -67,3 +72,58 @@ def test_bad_variant_and_missing_reproducer_are_one_line_errors():
     )
     missing = runner.invoke(main, ["replay", "/no/such/file.json"])
     assert missing.exit_code == 2 and "cannot read" in missing.output
+
+
+CLASSIC_STEPS = {
+    "advance", "write", "concurrent", "refresh", "link", "approve", "reject", "revoke",
+    "rotate", "recover", "restart", "crash", "jump", "partition", "heal", "errors",
+    "relay-crash", "adversary", "steal",
+}  # fmt: skip
+"""The steps commit 685eb33's machines took (simkit bench fuzz compares equal work)."""
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_classic_work_takes_only_the_steps_685eb33s_machines_took(honest):
+    machine = machine_for(HONEST, honest=honest, classic=True)
+    runs = []
+
+    class Recorded(machine):
+        def teardown(self):
+            runs.append(list(self.steps))
+            super().teardown()
+
+    run_state_machine_as_test(Recorded, settings=settings(SHORT, max_examples=12))
+    steps = [step for run in runs for step in run]
+    assert steps and {step["rule"] for step in steps} <= CLASSIC_STEPS
+    for step in steps:
+        if step["rule"] == "errors":
+            assert step["seconds"] in (5, 30) and "route" not in step
+        if step["rule"] == "adversary":
+            assert step["mode"] in {mode for mode, _ in CLASSIC_MODES}
+
+
+CLASSIC_RULES = {
+    True: {"advance", "write", "concurrent_write", "refresh", "link", "approve_or_reject",
+           "revoke", "rotate", "recover", "crash_or_restart", "jump_clock", "partition",
+           "heal", "relay_trouble", "relay_crash"},
+    False: {"advance", "write", "concurrent_write", "refresh", "link", "approve_or_reject",
+            "revoke", "rotate", "recover", "crash_or_restart", "jump_clock", "malicious",
+            "steal"},
+}  # fmt: skip
+"""The rules of commit 685eb33's honest and adversary machines."""
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_classic_work_can_run_only_the_rules_685eb33s_machines_had(honest):
+    machine = machine_for(HONEST, honest=honest, classic=True)()
+    try:
+        machine.start(WorldParams(1, "observe", rules=CLASSIC[honest]))
+        rules = [getattr(f, RULE_MARKER, None) for _, f in inspect.getmembers(type(machine))]
+        runnable = {
+            rule.function.__name__
+            for rule in rules
+            if rule is not None and all(check(machine) for check in rule.preconditions)
+        }
+        assert runnable == CLASSIC_RULES[honest]
+    finally:
+        machine.driver.close()

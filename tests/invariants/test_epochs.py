@@ -14,7 +14,9 @@ from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer
 from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor
+from simkit.invariants import epochs as epochs_module
 from simkit.invariants.epochs import KeyFetches
+from simkit.protocol.wrap import wrap_graph_key
 from simkit.sim.trace import TraceEvent
 from simkit.sim.variant import HONEST
 
@@ -127,6 +129,41 @@ def test_epochs_a_grant_after_the_last_keys_answer_excuses_only_a_wrap_that_open
         driver.close()
 
 
+def test_epochs_an_unfetched_wrap_is_excused_only_for_one_recheck_and_one_keys_fetch(
+    monkeypatch,
+):
+    """In flight means: the device's next keys check may not have come back yet. Past
+    one ``recheck_s`` and a GET keys that times out on every attempt, a device that
+    never asked again is owed the key; and a wrap carrying another key than the
+    granters' is no grant of theirs."""
+    steps = [{"rule": "rotate", "by": "a1", "graph": "g:team"}]
+    driver, monitor, _ = _quiesced(WorldParams(5), steps)
+    try:
+        world = driver.world
+        _drop_key(world, "a2", "g:team", 1)
+
+        async def regrant():
+            world.trace.emit(
+                "event", "relay", name="keys.grant", graph="g:team", epoch=1,
+                member_id="alice", device_id="a1", devices=["a2"],
+            )  # fmt: skip
+
+        driver.run(regrant)
+        assert not _older(monitor.final(world))
+        now = world.clock.current_time()
+        later = now + epochs_module._patience(world) + 1
+        monkeypatch.setattr(world.clock, "current_time", lambda: later)
+        assert _older(monitor.final(world)) == [_A2_LACKS_EPOCH_1 + f"{len(world.trace)})"]
+        monkeypatch.setattr(world.clock, "current_time", lambda: now)
+
+        a2 = world.slots["a2"].device
+        wraps = world.relay.state.graphs["g:team"].wraps[1]
+        wraps["a2"] = wrap_graph_key(bytes(32), a2.keys.pub_jwk)  # opens, wrong key
+        assert _older(monitor.final(world)) == [_A2_LACKS_EPOCH_1 + f"{len(world.trace)})"]
+    finally:
+        driver.close()
+
+
 def _event(seq: int, kind: str, actor: str, **fields) -> TraceEvent:
     return TraceEvent(seq, seq, kind, actor, None, fields)
 
@@ -159,7 +196,7 @@ def test_epochs_a_keys_answer_tells_the_device_what_the_relay_held_when_it_was_s
         grant(3, 1),
         _event(4, "response", "a2", xid=7, status=200, size=1),
     )
-    assert fetches.unseen("a2", "g:team", 1)
+    assert fetches.unseen("a2", "g:team", 1) is not None
     feed(
         _event(5, "request", "a2", method="GET", path="/graphs/g:team/pull", xid=8, size=0),
         served(6, 8),
@@ -170,14 +207,15 @@ def test_epochs_a_keys_answer_tells_the_device_what_the_relay_held_when_it_was_s
         served(11, 10, status=503),
         _event(12, "response", "a2", xid=10, status=503, size=1),
     )
-    assert fetches.unseen("a2", "g:team", 1)
+    assert fetches.unseen("a2", "g:team", 1) is not None
     feed(
         _event(13, "request", "a2", method="GET", path="/graphs/g:team/keys", xid=11, size=0),
         served(14, 11),
         _event(15, "response", "a2", xid=11, status=200, size=1),
         served(16, 11, duplicate=True),
     )
-    assert not fetches.unseen("a2", "g:team", 1)
+    assert fetches.unseen("a2", "g:team", 1) is None
     feed(grant(17, 2))
-    assert fetches.unseen("a2", "g:team", 2) and not fetches.unseen("a2", "g:team", 1)
-    assert not fetches.unseen("a2", "u:alice", 1)  # nothing stored: nothing in flight
+    assert fetches.unseen("a2", "g:team", 2) is not None
+    assert fetches.unseen("a2", "g:team", 1) is None
+    assert fetches.unseen("a2", "u:alice", 1) is None  # nothing stored: nothing in flight

@@ -1,5 +1,7 @@
 """How an answer is held against the model's: JSON equality, and the copy ``ok`` keeps."""
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,9 +29,30 @@ def test_same_is_json_equality_whatever_the_fast_path_says(a, b):
     assert same(a, b) == _walk(a, b)
 
 
+def _twist(value, data):
+    """A near copy of a JSON value: keys in another order, and any number or boolean
+    perhaps swapped for its look-alike (1.0 for 1, 1 for True, 0.0 for False)."""
+    if isinstance(value, dict):
+        return {k: _twist(value[k], data) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_twist(item, data) for item in value]
+    if isinstance(value, bool) and data.draw(st.booleans()):
+        return 1 if value else 0.0
+    if isinstance(value, int) and data.draw(st.booleans()):
+        return float(value)
+    return value
+
+
+@given(JSON, st.data())
+def test_same_agrees_with_the_walk_on_near_copies(value, data):
+    """Where the fast path could be fooled: equal in Python, different in JSON."""
+    twisted = _twist(value, data)
+    assert same(value, twisted) == _walk(value, twisted)
+
+
 @given(JSON)
 def test_same_holds_for_a_value_and_its_parse(value):
-    assert same(value, value)
+    assert same(value, json.loads(json.dumps(value)))
 
 
 def test_true_is_not_one_even_deep_inside():

@@ -5,7 +5,7 @@ from urllib.parse import quote
 import pytest
 from relay_helpers import Harness, error, op, state_bytes
 
-from simkit.relay import RateLimit, Request
+from simkit.relay import RateLimit, Request, routing
 from simkit.relay.http import Refused
 from simkit.relay.routing import match
 
@@ -215,10 +215,14 @@ def test_routing_unknown_route_is_404_not_found(h, path):
 
 def test_routing_a_remembered_route_hands_out_fresh_params_and_odd_types_are_404():
     """``match`` is remembered per (method, path): what one caller does to its params
-    never reaches the next, and a path no cache could key on is still 404."""
+    never reaches the next, a long path is not kept, and a path no cache could key on
+    is still 404."""
     route, params = match("GET", "/graphs/g%3Ateam/pull")
     params["gid"] = "changed"
     assert match("GET", "/graphs/g%3Ateam/pull") == (route, {"gid": "g:team"})
+    size = routing._match.cache_info().currsize
+    assert match("GET", "/graphs/g%3A" + "t" * 300 + "/pull")[1] == {"gid": "g:" + "t" * 300}
+    assert routing._match.cache_info().currsize == size  # long paths are not kept
     for path in (["/devices"], b"/devices", None):
         with pytest.raises(Refused) as refused:
             match("GET", path)
