@@ -22,6 +22,7 @@ from simkit.client.logverify import (
 from simkit.client.paging import Pages
 from simkit.client.receive import Opened, Refusal
 from simkit.client.schemas import CHECKPOINT_KIND
+from simkit.client.transport import RelayUnavailable
 from simkit.protocol.canonical import compact_json
 from simkit.protocol.derived import checkpoint_record_id
 from simkit.protocol.records import seal_record, sign_record
@@ -423,9 +424,14 @@ async def verify_log(device, graph_id: str) -> None:
     entries = []
     after = read = log.through
     pages = Pages("log", graph_id)
+    unavailable = None
     while log.state != ALARM and log.through < served:  # read the log to its end
         query = {"after": str(after), "limit": str(device.config.log_page)}
-        response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
+        try:
+            response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
+        except RelayUnavailable as exc:  # keep what was read: the next run reads on (F10)
+            unavailable = exc
+            break
         if response.status != 200:  # e.g. an older relay without the log route
             _save_log(device, graph_id, unverified(log))
             return
@@ -441,13 +447,16 @@ async def verify_log(device, graph_id: str) -> None:
         after = end
     _cut_short(device, pages)
     moved = frozenset(e["recordId"] for e in entries if e["seq"] > served)
-    # A read cut short at its page limit folds only what it read, and leaves unjudged
-    # an entry whose record may have moved beyond it (docs/findings.md, F8).
+    # A read cut short (its page limit, or the relay out of reach) folds only what it
+    # read, and leaves unjudged an entry whose record may have moved beyond it
+    # (docs/findings.md, F8 and F10).
     upto = min(served, read)
     log = fold(log, entries, upto, held_rev, refused_rev, is_checkpoint, moved, upto < served)
     if log.through >= served:
         log = verified(log)
     _save_log(device, graph_id, log)
+    if unavailable is not None:
+        raise unavailable
 
 
 def publish_checkpoint(device, graph_id: str) -> bool:

@@ -6,7 +6,15 @@ import functools
 from simkit.client import sync
 from simkit.client.paging import MAX_PAGES, Pages
 from simkit.protocol.logchain import CHECKPOINT_STRIDE, log_genesis, log_step
-from tests.client.world import PAIR, RecordingTransport, World, app_config, team, virtual
+from tests.client.world import (
+    PAIR,
+    RecordingTransport,
+    World,
+    app_config,
+    team,
+    unavailable,
+    virtual,
+)
 from tests.fuzz.paging_variants import CreepingCursor, EndlessLog, EndlessMore
 
 
@@ -110,3 +118,33 @@ async def test_a_log_read_cut_short_leaves_an_entry_of_a_record_that_moved_beyon
     assert {"route": "log", "reason": "page-limit"} in [
         e.fields for e in _kinds(b1, "sync.stopped")
     ]
+
+
+@virtual
+async def test_a_log_read_the_relay_stops_answering_keeps_what_it_read():
+    """F10 (docs/findings.md): a log read that ran out of retries mid-way threw away
+    every page it had read, so under a rate limit that never let one read finish, the
+    next run read the same pages again, for ever. What was read is folded and kept;
+    the run still ends unreachable, and the next one reads on."""
+    world = World()
+    config = app_config(log_page=1, pull_limit=500)
+    a1, b1 = await team(world, *PAIR, configs={"a1": config, "b1": config})
+    for n in range(10):
+        a1.put("g:team", f"n{n}", "note", {"n": n})
+    await a1.sync("g:team")
+    start = b1.log_state("g:team").through if b1.log_state("g:team") else 0
+    pages = iter(range(10_000))
+
+    def busy_after_four_log_pages(request):
+        if request.path.endswith("/log") and next(pages) >= 4:
+            return unavailable(503)
+        return None
+
+    b1.transport.fail = busy_after_four_log_pages
+    await b1.sync("g:team")
+    assert _kinds(b1, "sync.done")[-1].fields.get("error") == "unreachable"
+    kept = b1.log_state("g:team")
+    assert kept.through > start and kept.state != "alarm"
+    b1.transport.fail = None
+    await b1.sync("g:team")
+    assert b1.log_state("g:team").state == "ok"
