@@ -103,23 +103,31 @@ def test_epochs_an_older_epoch_served_to_a_device_that_did_not_keep_it_is_a_viol
         driver.close()
 
 
+def _regranted():
+    """a2 lost epoch 1 of g:team after quiescence, and a holder then grants it again,
+    after a2 last asked for keys: the grant is in flight."""
+    steps = [{"rule": "rotate", "by": "a1", "graph": "g:team"}]
+    driver, monitor, _ = _quiesced(WorldParams(5), steps)
+    world = driver.world
+    _drop_key(world, "a2", "g:team", 1)
+
+    async def regrant():
+        world.trace.emit(
+            "event", "relay", name="keys.grant", graph="g:team", epoch=1,
+            member_id="alice", device_id="a1", devices=["a2"],
+        )  # fmt: skip
+
+    driver.run(regrant)
+    return driver, monitor
+
+
 def test_epochs_a_grant_after_the_last_keys_answer_excuses_only_a_wrap_that_opens():
     """A grant the relay stored after a2's last GET keys answer is in flight when its
     wrap opens under a2's key; one that does not open is discarded and granted again
     (client rule 12), so until then a2 is owed it."""
-    steps = [{"rule": "rotate", "by": "a1", "graph": "g:team"}]
-    driver, monitor, _ = _quiesced(WorldParams(5), steps)
+    driver, monitor = _regranted()
     try:
         world = driver.world
-        _drop_key(world, "a2", "g:team", 1)
-
-        async def regrant():  # a holder grants again, after a2 last asked for keys
-            world.trace.emit(
-                "event", "relay", name="keys.grant", graph="g:team", epoch=1,
-                member_id="alice", device_id="a1", devices=["a2"],
-            )  # fmt: skip
-
-        driver.run(regrant)
         assert not _older(monitor.final(world))
 
         wraps = world.relay.state.graphs["g:team"].wraps[1]
@@ -136,19 +144,9 @@ def test_epochs_an_unfetched_wrap_is_excused_only_for_one_recheck_and_one_keys_f
     one ``recheck_s`` and a GET keys that times out on every attempt, a device that
     never asked again is owed the key; and a wrap carrying another key than the
     granters' is no grant of theirs."""
-    steps = [{"rule": "rotate", "by": "a1", "graph": "g:team"}]
-    driver, monitor, _ = _quiesced(WorldParams(5), steps)
+    driver, monitor = _regranted()
     try:
         world = driver.world
-        _drop_key(world, "a2", "g:team", 1)
-
-        async def regrant():
-            world.trace.emit(
-                "event", "relay", name="keys.grant", graph="g:team", epoch=1,
-                member_id="alice", device_id="a1", devices=["a2"],
-            )  # fmt: skip
-
-        driver.run(regrant)
         assert not _older(monitor.final(world))
         now = world.clock.current_time()
         later = now + epochs_module._patience(world) + 1
