@@ -1,10 +1,8 @@
 """epochs: keys only move forward, reach who they must, and never reach the revoked."""
 
-from urllib.parse import unquote
-
-from simkit.errors import CryptoError, UnsafeIdError
+from simkit.errors import CryptoError
 from simkit.invariants.base import Invariant
-from simkit.protocol.ids import graph_id_for, storage_key
+from simkit.protocol.ids import graph_id_for
 from simkit.protocol.wrap import unwrap_graph_key
 from simkit.sim.clock import relay_time_ms
 
@@ -242,8 +240,8 @@ class KeyFetches:
             key, path = (event.actor, fields["xid"]), fields.get("path", "")
             self._served.pop(key, None)  # a new request under this xid replaces any other
             sk = None
-            if fields.get("method") == "GET" and path.endswith("/keys"):
-                sk = _storage_key(world, event.actor, path)
+            if fields.get("method") == "GET" and path.count("/") == 3 and path.endswith("/keys"):
+                sk = world.graph_requested(event.actor, path)
             if sk is None:
                 self._asked.pop(key, None)
             else:
@@ -282,18 +280,6 @@ class KeyFetches:
         if stored is None or stored[0] < self._answered.get((device_id, sk), -1):
             return None
         return stored[1]
-
-
-def _storage_key(world, device_id: str, path: str) -> str | None:
-    """The graph a device's ``/graphs/<gid>/keys`` request names, as the relay keys it."""
-    slot = world.slots.get(device_id)
-    parts = path.split("/")
-    if slot is None or len(parts) != 4:
-        return None
-    try:
-        return storage_key(unquote(parts[2], errors="replace"), slot.member)
-    except UnsafeIdError:
-        return None
 
 
 class KeyWraps(Invariant):

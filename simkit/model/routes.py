@@ -1,15 +1,16 @@
 """The fifteen routes as the spec lists them, with the bucket and pipeline needs of each.
 
 A path is split on ``/`` and then each segment is percent-decoded, so ``g%3Ateam``
-names ``g:team`` and ``%2F`` never makes a segment (docs/relay.md, Paths).
+names ``g:team`` and ``%2F`` never makes a segment (docs/relay.md, Paths). Matches are
+remembered by ``relay.http.remembered_paths``, a cache that holds no routing of its own.
 """
 
-import functools
 from urllib.parse import unquote
 
 import attrs
 
 from simkit.model.answer import Refuse
+from simkit.relay.http import remembered_paths
 
 
 @attrs.frozen
@@ -65,22 +66,10 @@ def _params(route: Route, segments: list[str]) -> dict[str, str] | None:
     return params
 
 
+@remembered_paths(lambda: Refuse(404, "not-found", "routing: no such route"))
 def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route and its decoded parameters; 404 for no such path, 405 for a wrong method."""
-    if not isinstance(method, str) or not isinstance(path, str):
-        raise Refuse(404, "not-found", "routing: no such route")  # nor a key for the cache below
-    remembered = _match if len(path) <= CACHED_PATH else _match.__wrapped__
-    route, params = remembered(method, path)
-    return route, dict(params)
-
-
-CACHED_PATH = 256  # longer paths are matched afresh: 4,096 of them could hold megabytes
-
-
-@functools.lru_cache(maxsize=4096)
-def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
-    """``match``, remembered (the same few paths come again and again)."""
-    if not isinstance(path, str) or not path.startswith("/"):
+    if not path.startswith("/"):
         raise Refuse(404, "not-found", "routing: no such route")
     segments = [unquote(s, errors="replace") for s in path[1:].split("/")]
     allowed = []

@@ -4,9 +4,14 @@ The relay never touches a socket; a driver (the simulator, later an HTTP server)
 builds a ``Request``, calls ``relay.handle()`` and sends the ``Response`` on.
 """
 
+import functools
+from collections.abc import Callable
+
 import attrs
 
 from simkit.protocol.canonical import compact_json, parse_json
+
+CACHED_PATH = 256  # longer paths are matched afresh: 4,096 of them could hold megabytes
 
 
 def _lowercase_names(headers: dict[str, str] | None) -> dict[str, str]:
@@ -77,3 +82,27 @@ class Refused(Exception):
 def invalid(message: str) -> Refused:
     """The spec's ``400 invalid``: the request does not fit its schema."""
     return Refused(400, "invalid", message)
+
+
+def remembered_paths(refused: Callable[[], Exception]):
+    """Decorate a router ``match(method, path) -> (route, params)`` so that each (method,
+    path) is matched once: a device asks the same few paths all day. A method or path
+    that is not a string raises ``refused()`` (it could not key the cache); a refusal
+    raises and is not kept; a path longer than ``CACHED_PATH`` is matched afresh, so
+    hostile paths cost what they did and cannot fill memory. Each caller gets its own
+    params."""
+
+    def decorate(match):
+        cached = functools.lru_cache(maxsize=4096)(match)
+
+        @functools.wraps(match)
+        def remembered(method: str, path: str):
+            if not isinstance(method, str) or not isinstance(path, str):
+                raise refused()
+            route, params = (cached if len(path) <= CACHED_PATH else match)(method, path)
+            return route, dict(params)
+
+        remembered.cache_info = cached.cache_info
+        return remembered
+
+    return decorate

@@ -6,12 +6,11 @@ Paths are matched literally, segment by segment: the raw path is split on
 (invalid) ID. Nothing is normalised.
 """
 
-import functools
 from urllib.parse import unquote
 
 import attrs
 
-from simkit.relay.http import Refused
+from simkit.relay.http import Refused, remembered_paths
 
 
 @attrs.frozen
@@ -73,27 +72,14 @@ def _params(pattern: tuple[str, ...], segments: list[str]) -> dict[str, str] | N
     return params
 
 
+@remembered_paths(lambda: Refused(404, "not-found", "no such route"))
 def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route for this request and its decoded path parameters.
 
     No route for the path is ``404 not-found``; a route for the path but not
     the method is ``405 method-not-allowed`` with an ``allow`` header.
     """
-    if not isinstance(method, str) or not isinstance(path, str):
-        raise Refused(404, "not-found", "no such route")  # nor a key for the cache below
-    remembered = _match if len(path) <= CACHED_PATH else _match.__wrapped__
-    route, params = remembered(method, path)
-    return route, dict(params)
-
-
-CACHED_PATH = 256  # longer paths are matched afresh: 4,096 of them could hold megabytes
-
-
-@functools.lru_cache(maxsize=4096)
-def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
-    """``match``, remembered: a device asks the same few paths all day (a refusal
-    raises and is not kept)."""
-    if not isinstance(path, str) or not path.startswith("/"):
+    if not path.startswith("/"):
         raise Refused(404, "not-found", "no such route")
     segments = [unquote(s, errors="replace") for s in path[1:].split("/")]
     allowed = []

@@ -36,8 +36,9 @@ ACTIONS = {
 CREATES = (S.LinkDevice, S.Recover, S.Invite)
 """Actions whose ``device`` is a new device of ``member``."""
 CAPABILITIES = tuple(sorted({r.capability for r in ROUTES if r.capability} | {"rotate"}))
-ROUTE_NAMES = tuple(route_name(r) for r in ROUTES)
 """What a ``[[capabilities]]`` row can allow: what the relay checks."""
+ROUTE_NAMES = tuple(route_name(r) for r in ROUTES)
+"""What an ``error-burst`` ``route`` can name: one of the fifteen routes."""
 
 TEN_YEARS_MS = 10 * 365 * 86_400_000
 MODE_PARAMS: dict[str, dict[str, object]] = {

@@ -20,7 +20,7 @@ import trio
 from simkit.client import AppConfig, Device, RelayUnavailable
 from simkit.client.approval import APPROVED
 from simkit.client.blobs import upload_blob
-from simkit.errors import SimkitError, TransportError
+from simkit.errors import SimkitError, TransportError, UnsafeIdError
 from simkit.model import ModelCheck
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for, storage_key
@@ -273,12 +273,25 @@ class World:
     def _log_read(self, request) -> None:
         """How far each device has read each log: a device reading a long log page by
         page makes progress that its store shows only once the read ends."""
-        slot = self.slots.get(request.headers.get("x-device"))
+        device_id = request.headers.get("x-device")
+        sk = self.graph_requested(device_id, request.path)
         after = request.query.get("after", "0")
-        if slot is None or not after.isdecimal():
+        if sk is None or not after.isdecimal():
             return
-        key = (slot.device_id, storage_key(unquote(request.path.split("/")[2]), slot.member))
+        key = (device_id, sk)
         self.log_reads[key] = max(int(after), self.log_reads.get(key, -1))
+
+    def graph_requested(self, device_id: str | None, path: str) -> str | None:
+        """The storage key of the graph a device's ``/graphs/<gid>/...`` request names,
+        as the relay keys it; None for another path, an unknown device or a bad ID."""
+        slot = self.slots.get(device_id)
+        parts = path.split("/")
+        if slot is None or len(parts) < 4 or parts[1] != "graphs":
+            return None
+        try:
+            return storage_key(unquote(parts[2], errors="replace"), slot.member)
+        except UnsafeIdError:
+            return None
 
     def _device_event(self, device: Device, event) -> None:
         self.trace.emit(

@@ -4,6 +4,7 @@ holders grant, and the device adopts what a GET keys answer serves it. A wrap st
 after the last GET keys answer a device received is in flight, not owed; a wrap served
 and not kept, or one that does not open, is a violation."""
 
+import functools
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,6 +20,7 @@ from simkit.invariants.epochs import KeyFetches
 from simkit.protocol.wrap import wrap_graph_key
 from simkit.sim.trace import TraceEvent
 from simkit.sim.variant import HONEST
+from simkit.sim.world import World
 
 REPRODUCER = (
     Path(__file__).parents[1]
@@ -171,6 +173,7 @@ def test_epochs_a_keys_answer_tells_the_device_what_the_relay_held_when_it_was_s
     reaching the device is unseen; a lost answer, another route's answer and the second
     delivery of a duplicated request tell the device nothing."""
     world = SimpleNamespace(slots={"a2": SimpleNamespace(member="alice")}, minted={})
+    world.graph_requested = functools.partial(World.graph_requested, world)
     fetches = KeyFetches()
 
     def feed(*events):
