@@ -96,6 +96,8 @@ def fold(
             last_app_seq = seq
     if log.anchored_from is None:
         fresh.update(_final_boundaries(last_seq, upto, head))
+    if head == log.head and max(through, upto) == log.through and not fresh:
+        return log  # nothing new (an idle device's every read): no copy
     folded = attrs.evolve(
         log,
         head=head,
@@ -147,7 +149,7 @@ def unverified(log: LogState) -> LogState:
 
 def verified(log: LogState) -> LogState:
     """After a clean pass: ``ok``, unless anchored mid-log (never ``ok`` then)."""
-    if log.state == ALARM or log.anchored_from is not None:
+    if log.state in (ALARM, OK) or log.anchored_from is not None:
         return log
     return attrs.evolve(log, state=OK)
 

@@ -7,7 +7,14 @@ source of nondeterminism drawn from one seed (docs/sim.md, docs/sim-network.md).
     world.trace.trace_hash(), world.relay.state, world.slots["a1"].device.records("u")
 """
 
-from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockError, ClockJump, DeviceClock, relay_clock
+from simkit.sim.clock import (
+    DEFAULT_EPOCH_MS,
+    ClockError,
+    ClockJump,
+    DeviceClock,
+    relay_clock,
+    relay_time_ms,
+)
 from simkit.sim.determinism import (
     DeterminismUnavailable,
     deterministic_trio,
@@ -90,6 +97,7 @@ __all__ = [
     "WorldSpec",
     "deterministic_trio",
     "relay_clock",
+    "relay_time_ms",
     "run_virtual",
     "run_world",
     "scheduler_seed",

@@ -80,7 +80,7 @@ class Trace:
     """An append-only sequence of events, stamped with virtual time and clocks.
 
     ``now`` is Trio's clock by default; an actor's clock reading comes from the
-    reader given to ``register_clock``.
+    reader given to ``register_clock``, at the event's virtual time (read once).
 
     In memory by default. ``stream_to(path)`` writes each event's line to a file as
     it is emitted (and hashes it then); the events readers have finished with can
@@ -99,9 +99,10 @@ class Trace:
         self._sink: BinaryIO | None = None
         self.path: Path | None = None
 
-    def register_clock(self, actor: str, now_ms: Callable[[], int]) -> None:
-        """Stamp ``actor``'s events with its own clock reading from now on."""
-        self._clocks[actor] = now_ms
+    def register_clock(self, actor: str, reading_at: Callable[[float], int]) -> None:
+        """Stamp ``actor``'s events with its own clock reading from now on:
+        ``reading_at(t)`` is what that clock reads (epoch ms) at virtual time ``t``."""
+        self._clocks[actor] = reading_at
 
     def stream_to(self, path: str | Path) -> None:
         """From now on write every event to ``path`` (JSON Lines) as it is emitted."""
@@ -125,13 +126,13 @@ class Trace:
         """Append an event. ``fields`` must be JSON values the caller does not mutate later."""
         if kind not in KINDS:
             raise TraceError(f"unknown trace event kind {kind!r}; kinds are {sorted(KINDS)}")
-        clock = self._clocks.get(actor)
+        clock, now = self._clocks.get(actor), self._now()
         event = TraceEvent(
             self._base + len(self._events),
-            round(self._now() * 1_000_000),
+            round(now * 1_000_000),
             kind,
             actor,
-            None if clock is None else clock(),
+            None if clock is None else clock(now),
             fields,
         )
         self._events.append(event)

@@ -123,7 +123,8 @@ class World:
         self.monitor = monitor
         self.violations: list = []
         self.entropy = SeededEntropy(spec.seed)
-        self.trace = Trace()
+        self.clock = VirtualClock()  # read by checkers between steps, outside Trio
+        self.trace = Trace(self.clock.current_time)
         if trace_path is not None:
             self.trace.stream_to(trace_path)
         self.host = StaticHost(
@@ -148,7 +149,6 @@ class World:
         self.network: Network | None = None
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
-        self.clock = VirtualClock()  # read by checkers between steps, outside Trio
         self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
         self.model_check: ModelCheck | None = None  # built with the relay when asked for
         self._model_wanted = model_check
@@ -187,7 +187,7 @@ class World:
         slot.clock = attrs.evolve(slot.clock, jumps=(*slot.clock.jumps, ClockJump(at, step_ms)))
         if slot.device is not None:
             slot.device.clock = slot.clock
-        self.trace.register_clock(device_id, slot.clock.now_ms)
+        self.trace.register_clock(device_id, slot.clock.reading_at)
 
     def new_slot(self, member: str, device_id: str) -> DeviceSlot:
         if device_id in self.slots:
@@ -199,7 +199,7 @@ class World:
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
         self.slots[device_id] = slot
-        self.trace.register_clock(device_id, clock.now_ms)
+        self.trace.register_clock(device_id, clock.reading_at)
         return slot
 
     def now(self) -> float:

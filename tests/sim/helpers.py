@@ -15,7 +15,7 @@ from simkit.sim import (
     Network,
     NetworkProfile,
     Trace,
-    relay_clock,
+    relay_time_ms,
     run_virtual,
 )
 
@@ -79,7 +79,7 @@ def racing_world(seed: int, *, scheduler_seed: int | None = None, sloppy: bool =
     async def world() -> str:
         entropy = SeededEntropy(seed)
         network, relay, trace = network_for(RACING, seed)
-        trace.register_clock(RELAY, relay_clock())
+        trace.register_clock(RELAY, relay_time_ms)
 
         def handle(request: Req) -> Resp:
             response = relay(request)
@@ -91,7 +91,7 @@ def racing_world(seed: int, *, scheduler_seed: int | None = None, sloppy: bool =
 
         async def device(name: str) -> None:
             clock = DeviceClock.drawn(entropy.fork(f"clock/{name}"), max_offset_ms=180_000)
-            trace.register_clock(name, clock.now_ms)
+            trace.register_clock(name, clock.reading_at)
             transport = network.transport(name)
             for i in range(20):
                 with contextlib.suppress(TransportError):

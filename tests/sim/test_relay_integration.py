@@ -13,6 +13,7 @@ from simkit.sim import (
     NetworkProfile,
     Trace,
     relay_clock,
+    relay_time_ms,
     run_virtual,
 )
 
@@ -35,7 +36,7 @@ def test_the_real_relay_behind_a_network_that_duplicates_everything():
         up=Latency(10), down=Latency(10), duplicate_rate=1, duplicate_delay=Latency(50)
     )
     trace = Trace()
-    trace.register_clock(RELAY, relay_clock())
+    trace.register_clock(RELAY, relay_time_ms)
 
     async def device():
         def on_event(event: object) -> None:

@@ -17,7 +17,7 @@ class FakeTime:
 def filled(fields_in_reverse: bool = False) -> Trace:
     now = FakeTime()
     trace = Trace(now)
-    trace.register_clock("d1", lambda: 1_700_000_000_123)
+    trace.register_clock("d1", lambda t: 1_700_000_000_123)
     trace.emit("request", "d1", method="POST", path="/graphs/g/push", size=10)
     now.t = 0.1 + 0.2  # 0.30000000000000004: stored as 0.3
     fields = {"status": 200, "xid": 0}
