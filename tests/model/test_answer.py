@@ -1,11 +1,13 @@
-"""How an answer is held against the model's: JSON equality, and the copy ``ok`` keeps."""
+"""How an answer is held against the model's: JSON equality, and the snapshot ``ok`` keeps."""
 
 import json
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simkit.model.answer import _walk, ok, same
+from simkit.model.answer import _walk, compare, ok, same
+from simkit.protocol.canonical import compact_json
+from simkit.relay.http import json_response
 
 LEAVES = (
     st.none()
@@ -61,9 +63,19 @@ def test_true_is_not_one_even_deep_inside():
     assert same({"a": [1]}, {"a": [1.0]})
 
 
-def test_ok_keeps_a_copy_later_changes_cannot_reach():
+def test_ok_keeps_a_snapshot_later_changes_cannot_reach():
     body = {"ops": [{"seq": 1}], "more": False}
     expected = ok("pull", body)
     body["ops"][0]["seq"] = 2
     body["more"] = True
     assert expected.body == {"ops": [{"seq": 1}], "more": False}
+
+
+@given(st.dictionaries(st.text(max_size=2), JSON, max_size=3), st.data())
+def test_an_answer_agrees_by_its_bytes_or_by_the_walk_never_otherwise(value, data):
+    """An answer encoded as the model's is the same at once; a near copy (other key
+    order, 1.0 for 1, 1 for true) is judged by the walk: JSON equality either way."""
+    twisted = _twist(value, data)
+    response = json_response(200, twisted)
+    assert (response.body == compact_json(value).encode("ascii")) <= _walk(value, twisted)
+    assert (compare(ok("pull", value), response) == []) == _walk(value, twisted)
