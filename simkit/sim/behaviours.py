@@ -351,7 +351,9 @@ class Coverage:
 
     def observe(self, event) -> None:
         """Count what one trace event exercised (in trace order)."""
-        self.counts.update(event_labels(event))
+        labels = event_labels(event)
+        if labels:  # most events exercise nothing: skip Counter.update's type checks
+            self.counts.update(labels)
         if event.kind == "event" and event.fields.get("name") == "app.write":
             key = (event.fields["graph"], event.fields["recordId"])
             before = self._writes.get(key)
