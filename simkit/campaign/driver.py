@@ -19,6 +19,7 @@ import attrs
 from simkit.bench import wall_clock
 from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, chunk_seed, run_chunk
 from simkit.campaign.findings import Finding, Findings, key_of
+from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.fuzz import corpus
 from simkit.fuzz.mutants import Mutant
 from simkit.fuzz.reproducer import Reproducer, replay
@@ -137,22 +138,26 @@ def run_campaign(
     pending: dict[object, Chunk] = {}
     index = 0
     try:
-        while True:
-            _refresh_workers(campaign, client)
-            while not campaign.stopped and len(pending) < max(1, sum(campaign.workers.values())):
-                chunk = plan.chunk(index, plan.seconds - now(), stop.name)
-                if chunk is None:
+        with deferred_ctrl_c(CtrlC()) as ctrl_c:
+            while True:
+                _refresh_workers(campaign, client)
+                slots = max(1, sum(campaign.workers.values()))
+                while not campaign.stopped and len(pending) < slots:
+                    chunk = plan.chunk(index, plan.seconds - now(), stop.name)
+                    if chunk is None:
+                        break
+                    pending[client.submit(run_chunk, chunk, pure=False)] = chunk
+                    index += 1
+                if not pending:
                     break
-                pending[client.submit(run_chunk, chunk, pure=False)] = chunk
-                index += 1
-            if not pending:
-                break
-            _wait_any(pending)
-            for future in [f for f in pending if f.done()]:
-                chunk = pending.pop(future)
-                _collect(campaign, chunk, future, now(), record)
-            campaign.running, campaign.seconds = len(pending), now()
-            progress(campaign)
+                _wait_any(pending)
+                if ctrl_c.pressed:  # raised here, not inside a Dask call (simkit.ctrl_c)
+                    raise KeyboardInterrupt
+                for future in [f for f in pending if f.done()]:
+                    chunk = pending.pop(future)
+                    _collect(campaign, chunk, future, now(), record)
+                campaign.running, campaign.seconds = len(pending), now()
+                progress(campaign)
     except KeyboardInterrupt:
         campaign.interrupted, campaign.stopped = True, "Ctrl-C"
         stop.set()

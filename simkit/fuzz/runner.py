@@ -16,12 +16,9 @@ as many: the shrinker only tries simpler examples), each written as a
 reproducer the moment it is seen.
 """
 
-import contextlib
 import functools
 import itertools
 import math
-import signal
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +30,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.stateful import get_state_machine_test
 
 from simkit.bench import wall_clock
+from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.errors import describe
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
@@ -147,7 +145,9 @@ def fuzz(
         honest: _chunk_runner(machine_for(variant, honest, classic), session, max_steps, phases)
         for honest in (True, False)
     }
-    with _ctrl_c_between_examples(session):
+    # the first Ctrl-C stops the run before the next example starts (a world
+    # interrupted mid-step could not be torn down); a second one interrupts at once
+    with deferred_ctrl_c(session.ctrl_c):
         for chunk in itertools.count():
             run_chunk = runners[chunk % 2 == 0]  # honest and adversary chunks alternate
             try:
@@ -211,7 +211,7 @@ class _Session:
         self.deadline_limit = "budget"
         self.limit: str | None = None  # the limit that stopped shrinking
         self.best_steps = math.inf
-        self.ctrl_c = False
+        self.ctrl_c = CtrlC()
         self.ran: set[bool] = set()  # machine.honest of the machines that ran an example
 
     def observe(self, inner, machine: type[WorldMachine]):
@@ -243,7 +243,7 @@ class _Session:
             return  # Hypothesis replays its shrunk example to report it: let it run
         result, now = self.result, wall_clock()
         result.seconds = now - self.start
-        if self.ctrl_c:
+        if self.ctrl_c.pressed:
             raise KeyboardInterrupt
         if result.found_after is None:
             if result.seconds >= self.budget.seconds or result.examples == self.budget.examples:
@@ -294,22 +294,3 @@ def _first_failure(exc: BaseException) -> BaseException:
     while isinstance(exc.__context__, InvariantViolation):
         exc = exc.__context__
     return exc
-
-
-@contextlib.contextmanager
-def _ctrl_c_between_examples(session: _Session):
-    """The first Ctrl-C stops the run before the next example starts (a world
-    interrupted mid-step could not be torn down); a second one interrupts at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop_soon(signum, frame) -> None:
-        session.ctrl_c = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    previous = signal.signal(signal.SIGINT, stop_soon)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
