@@ -15,7 +15,7 @@ from tests.client.world import (
     unavailable,
     virtual,
 )
-from tests.fuzz.paging_variants import CreepingCursor, EndlessLog, EndlessMore
+from tests.fuzz.paging_variants import CreepingCursor, EndlessLog, EndlessMore, StuckLog
 
 
 def _world(relay_class, **settings) -> World:
@@ -47,7 +47,7 @@ async def test_a_pull_page_that_says_more_without_advancing_ends_the_run_keeping
 
 @virtual
 async def test_a_log_page_that_says_more_without_advancing_ends_the_run():
-    world = _world(EndlessLog)
+    world = _world(StuckLog)
     a1, b1 = await team(world, *PAIR)
     a1.put("g:team", "n1", "note", {"t": "hi"})
     await a1.sync("g:team")
@@ -55,6 +55,25 @@ async def test_a_log_page_that_says_more_without_advancing_ends_the_run():
     assert b1.get("g:team", "n1")["data"] == {"t": "hi"}  # the pull was honest
     assert _kinds(b1, "sync.stopped")[-1].fields["route"] == "log"
     assert "log g:team: the relay returned a page" in b1.status["lastError"]
+
+
+@virtual
+async def test_a_log_read_stops_at_the_served_seq_when_no_entry_waits_on_a_later_one():
+    """F11 (docs/findings.md): a read went on past the served seq to the log's end, one
+    entry a page under a tight rate limit, and held up the device's pulls for minutes.
+    It now stops once it has every entry up to the served seq and each names a
+    version the device holds, so a relay's "more" on the page after is never asked."""
+    world = _world(EndlessLog)
+    transport = RecordingTransport(world.relay)
+    a1, b1 = await team(world, *PAIR, transports={"b1": transport})
+    a1.put("g:team", "n1", "note", {"t": "hi"})
+    await a1.sync("g:team")
+    before = transport.count("GET", "/log")
+    await b1.sync("g:team")
+    assert b1.get("g:team", "n1")["data"] == {"t": "hi"}
+    assert transport.count("GET", "/log") - before == 1  # one page, up to the served seq
+    assert b1.log_state("g:team").state == "ok"
+    assert not [e for e in _kinds(b1, "sync.stopped") if e.fields["route"] == "log"]
 
 
 @virtual

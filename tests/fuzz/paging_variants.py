@@ -23,6 +23,16 @@ class EndlessLog(Relay):
         return _more(super()._log(call))
 
 
+class StuckLog(Relay):
+    """Every log page comes back empty and says ``more``: a read never moves."""
+
+    def _log(self, call):
+        response = super()._log(call)
+        if response.status != 200:
+            return response
+        return json_response(200, {**response.json(), "entries": [], "more": True})
+
+
 class EndlessMore(EndlessLog):
     """Every pull and log page says ``more``, the last (empty) one too."""
 
