@@ -80,8 +80,7 @@ def fold(
         seq, record_id, rev = entry["seq"], entry["recordId"], entry["rev"]
         if seq > upto:
             break
-        held, refused = held_rev(record_id), refused_rev(record_id)
-        served = (held is not None and held >= rev) or (refused is not None and refused >= rev)
+        served = was_served(entry, held_rev, refused_rev)
         if not served and record_id not in moved and partial:
             upto = seq - 1  # judged once a read reaches past this record's later entries
             break
@@ -111,6 +110,18 @@ def fold(
             if str(claim["seq"]) in fresh:
                 folded = _compare(folded, device_id, claim["seq"], claim["head"])
     return folded
+
+
+def was_served(
+    entry: dict,
+    held_rev: Callable[[str], float | None],
+    refused_rev: Callable[[str], float | None],
+) -> bool:
+    """Check (1) for one entry: the device holds its record at that rev or newer, or
+    refused that version (or a newer one) on purpose."""
+    held, refused = held_rev(entry["recordId"]), refused_rev(entry["recordId"])
+    rev = entry["rev"]
+    return (held is not None and held >= rev) or (refused is not None and refused >= rev)
 
 
 def _final_boundaries(lo: int, hi: int, head: str) -> dict:

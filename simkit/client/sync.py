@@ -17,6 +17,7 @@ from simkit.client.logverify import (
     fold,
     unverified,
     verified,
+    was_served,
     with_claim,
 )
 from simkit.client.paging import Pages
@@ -425,7 +426,8 @@ async def verify_log(device, graph_id: str) -> None:
     after = read = log.through
     pages = Pages("log", graph_id)
     unavailable = None
-    while log.state != ALARM and log.through < served:  # read the log to its end
+    waiting = None  # records named up to ``served`` in versions not served, no later entry yet
+    while log.state != ALARM and log.through < served:
         query = {"after": str(after), "limit": str(device.config.log_page)}
         try:
             response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
@@ -442,9 +444,17 @@ async def verify_log(device, graph_id: str) -> None:
         entries.extend(answer["entries"])
         end = answer["entries"][-1]["seq"] if answer["entries"] else after
         read = served if not answer["more"] else end  # every entry up to here is in hand
-        if end >= served and not _unjudged(entries, served, held_rev, refused_rev):
-            read = served  # nothing up to the served seq waits on a later entry (F11)
-            break
+        if end >= served:  # read on only while an entry waits on a later one (F11)
+            if waiting is None:
+                waiting = {
+                    e["recordId"]
+                    for e in entries
+                    if e["seq"] <= served and not was_served(e, held_rev, refused_rev)
+                }
+            waiting.difference_update(e["recordId"] for e in answer["entries"] if e["seq"] > served)
+            if not waiting:
+                read = served
+                break
         if not pages.another(after, end, answer["more"]):
             break
         after = end
@@ -460,23 +470,6 @@ async def verify_log(device, graph_id: str) -> None:
     _save_log(device, graph_id, log)
     if unavailable is not None:
         raise unavailable
-
-
-def _unjudged(entries: list[dict], served: int, held_rev, refused_rev) -> bool:
-    """Whether an entry up to ``served`` names a version the device neither holds nor
-    refused, with no later entry of its record read yet: only reading on, to the
-    log's end if need be, can tell a record that moved beyond ``served`` (the relay
-    served its newer version) from one withheld (check 1 alarms)."""
-    later = {e["recordId"] for e in entries if e["seq"] > served}
-    for entry in entries:
-        if entry["seq"] > served:
-            break
-        record_id, rev = entry["recordId"], entry["rev"]
-        held, refused = held_rev(record_id), refused_rev(record_id)
-        unserved = (held is None or held < rev) and (refused is None or refused < rev)
-        if unserved and record_id not in later:
-            return True
-    return False
 
 
 def publish_checkpoint(device, graph_id: str) -> bool:
