@@ -381,8 +381,8 @@ CLIENT = (
     Mutant(
         "log-check-ignores-rev",
         "client/logverify.py",
-        "served = (held is not None and held >= rev) or (refused is not None and refused >= rev)",
-        "served = held is not None or (refused is not None and refused >= rev)",
+        "return (held is not None and held >= rev) or (refused is not None and refused >= rev)",
+        "return held is not None or (refused is not None and refused >= rev)",
         "Client verification (1): 'every log entry names a record the device holds at "
         "that rev or newer unless it refused it on purpose'.",
     ),
