@@ -119,15 +119,3 @@ def seen(record: dict | None) -> str:
         return "nothing"
     what = "a tombstone" if record.get("deleted") else f"{record.get('kind')} {record.get('data')}"
     return f"{rev_text(record.get('at'))} by {record.get('by')}: {what}"
-
-
-def can_write(world, device_id: str, storage_key: str) -> bool:
-    """Whether the relay takes the device's writes to a graph now: its member belongs
-    to it and, in a ``g:`` graph, holds ``write``."""
-    member = world.slots[device_id].member
-    if storage_key not in world.graphs_of(member):
-        return False
-    if not storage_key.startswith("g:"):
-        return True
-    granted = world.host.capabilities(member, storage_key[2:])
-    return granted is None or "write" in granted

@@ -1,7 +1,6 @@
 """liveness: a device that can write eventually does."""
 
-from simkit.invariants.base import Invariant, can_write
-from simkit.protocol.ids import storage_key
+from simkit.invariants.base import Invariant
 
 
 class Liveness(Invariant):
@@ -18,14 +17,13 @@ class Liveness(Invariant):
             if device is None or slot.revoked:
                 continue
             for graph_id in device.graphs():
-                sk = storage_key(graph_id, slot.member)
                 queued = device.pending(graph_id)
-                if queued and can_write(world, device_id, sk) and not device.behind(graph_id):
+                if queued and world.may_push(device_id, graph_id):
                     out.append(
                         self.violation(
                             world,
                             f"{device_id} still holds {queued} queued write(s)",
-                            graph=sk,
+                            graph=device.storage_key(graph_id),
                             devices=(device_id,),
                         )
                     )

@@ -134,7 +134,7 @@ class RecordRoutes(RelayCore):
         shards = query_list(call.request.query, "shards")
         matches = (
             row
-            for row in _live_after(graph, after)
+            for row in live_after(graph, after)
             if (kinds is None or row.k in kinds) and (shards is None or row.sh in shards)
         )
         page = list(islice(matches, limit))
@@ -170,7 +170,7 @@ class RecordRoutes(RelayCore):
         )
 
 
-def _live_after(graph: Graph, after: int) -> Iterator[Record]:
+def live_after(graph: Graph, after: int) -> Iterator[Record]:
     """Rows with seq > after in seq order: bisect the log, skip superseded entries."""
     log, records = graph.log, graph.records
     for i in range(bisect_right(log, after, key=_SEQ), len(log)):

@@ -18,7 +18,7 @@ import attrs
 import trio
 
 from simkit.client import AppConfig, Device, RelayUnavailable
-from simkit.client.approval import APPROVED
+from simkit.client.approval import APPROVED, OBSERVE
 from simkit.client.blobs import upload_blob
 from simkit.errors import SimkitError, TransportError, UnsafeIdError
 from simkit.model import ModelCheck
@@ -26,6 +26,7 @@ from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke, GraphRotate
+from simkit.relay.records import live_after
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
 from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
@@ -665,23 +666,70 @@ class World:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
 
     def settled(self) -> bool:
-        """No queued writes, every unfiltered view caught up with the honest relay, and
-        no rotation owed on a graph somebody follows."""
+        """Nothing left that the devices can still do: no rotation owed on a graph
+        somebody follows, no queued write its device may push (a write held by policy,
+        by a device that may not write or is behind on keys, stays queued for good, as
+        liveness judges it), and every unfiltered view caught up with the honest relay
+        or stopped for good before an op under an epoch nobody will grant it (rule 4: it
+        never skips that op)."""
         graphs = self.relay.state.graphs
         if any(graphs[sk].rotation_required and self.followers(sk) for sk in graphs):
             return False
         for slot in self.alive():
             device = slot.device
-            if device.pending():
-                return False
+            for gid in device.graphs():
+                if device.pending(gid) and self.may_push(slot.device_id, gid):
+                    return False
             for sk in self.graphs_of(slot.member):
                 graph = self.relay.state.graphs.get(sk)
                 gid = graph_id_for(sk, slot.member)
                 if graph is None or not device.unfiltered(gid) or not device.keyring(gid).keys:
                     continue
-                if device.store.get("cursor", gid, 0) < graph.seq:
+                cursor = device.store.get("cursor", gid, 0)
+                if cursor < graph.seq and not self._stopped_for_good(slot, sk, graph, cursor):
                     return False
         return True
+
+    def can_write(self, device_id: str, storage_key: str) -> bool:
+        """Whether the relay takes the device's writes to a graph now: its member belongs
+        to it and, in a ``g:`` graph, holds ``write``."""
+        member = self.slots[device_id].member
+        if storage_key not in self.graphs_of(member):
+            return False
+        if not storage_key.startswith("g:"):
+            return True
+        granted = self.host.capabilities(member, storage_key[2:])
+        return granted is None or "write" in granted
+
+    def may_push(self, device_id: str, graph_id: str) -> bool:
+        """Whether a device's queued writes to a graph can leave: it may write there and
+        is not behind on keys (rule 5 holds them until it catches up)."""
+        device = self.slots[device_id].device
+        return self.can_write(device_id, device.storage_key(graph_id)) and not device.behind(
+            graph_id
+        )
+
+    def _stopped_for_good(self, slot: DeviceSlot, storage_key: str, graph, cursor: int) -> bool:
+        """The first live op after ``cursor`` is sealed under an epoch that the device
+        lacks and that no live follower both holds and would wrap to it (rule 14's gate
+        blocks it in ``approve`` mode until approved): the view stopped there (rule 4)
+        stays stopped."""
+        row = next(live_after(graph, cursor), None)
+        if row is None or row.e is None:
+            return False
+        members = self._members_of(storage_key)
+        return not any(
+            row.e in s.device.keyring(graph_id_for(storage_key, s.member)).keys
+            and (s is slot or self._would_wrap(s.device, slot.device_id))
+            for s in self.alive()
+            if s.member in members
+        )
+
+    def _would_wrap(self, holder: Device, device_id: str) -> bool:
+        if self.config.approval_mode == OBSERVE:
+            return True
+        pin = holder.pin(device_id)
+        return pin is not None and pin["state"] == APPROVED
 
 
 def _records_named(request) -> tuple[str, ...]:

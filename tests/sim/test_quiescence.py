@@ -1,0 +1,109 @@
+"""Quiescence ends as soon as nothing is left that the devices can still do
+(``World.settled``), and a world left with writes held by policy or a view stopped
+before a key nobody will grant is settled, not judged stuck after ``drain_s``. Worlds
+are fuzz step lists replayed exactly (fuzz worlds: 40 s stable, 180 s patience)."""
+
+from simkit.fuzz.reproducer import Reproducer, replay
+
+STABLE_S = 40.0
+
+
+def _replay(world: dict, steps: list[dict]):
+    data = {"machine": "honest", "variant": None, "world": world, "steps": steps}
+    result = replay(Reproducer.from_json(data))
+    assert not result.violations, "\n".join(str(v) for v in result.violations)
+    return result.world
+
+
+def _quiescence(world) -> tuple[float, float | None]:
+    """When quiescence began (heal-all), and when the world settled (None: never)."""
+    start = next(e.t for e in world.trace if e.fields.get("what") == "heal-all")
+    return start, world.settled_at
+
+
+def _settled_without_waiting_out_patience(world) -> None:
+    start, settled = _quiescence(world)
+    assert settled is not None, "quiescence judged the world stuck"
+    assert settled - start <= STABLE_S + 30, (start, settled)
+
+
+# rule 5's world (tests/fuzz/test_rule_reach.py): a1 approves and grants a6 epoch 1;
+# a2, which never approved a6, revokes a1 and rotates epoch 2 without it.
+HANDOVER = [
+    {"rule": "link", "member": "alice", "device": "a6", "announce": False},
+    {"rule": "advance", "seconds": 30},
+    {"rule": "advance", "seconds": 30},
+    {"rule": "approve", "by": "a1", "device": "a6"},
+    {"rule": "advance", "seconds": 30},
+    {"rule": "revoke", "by": "a2", "device": "a1"},
+    {"rule": "advance", "seconds": 120},
+]
+APPROVE = {"seed": 5, "approval_mode": "approve", "rules": ["link", "approve", "revoke"]}
+
+
+def test_quiescence_settles_with_a_write_a_member_may_not_make_held_in_its_queue():
+    """Spec, capabilities: the relay refuses bob's pushes to g:team (403 not-permitted,
+    client rule 11: hold the queued writes); liveness excuses the write, and so does
+    quiescence."""
+    world = _replay(
+        {"seed": 5, "capabilities": {"bob": "read-only"}, "rules": ["capability"]},
+        [
+            {"rule": "write", "device": "b1", "graph": "g:team", "record": "r0", "op": "edit"},
+            {"rule": "advance", "seconds": 30},
+        ],
+    )
+    assert world.slots["b1"].device.pending("g:team") == 1
+    _settled_without_waiting_out_patience(world)
+
+
+def test_quiescence_settles_with_a_write_held_behind_an_epoch():
+    """Client rule 5: a6 holds epoch 1 only, so its write waits for epoch 2 for good."""
+    world = _replay(
+        APPROVE,
+        [
+            *HANDOVER,
+            {"rule": "write", "device": "a6", "graph": "g:team", "record": "r0", "op": "edit"},
+        ],
+    )
+    assert world.slots["a6"].device.pending("g:team") == 1
+    _settled_without_waiting_out_patience(world)
+
+
+def test_quiescence_settles_with_a_view_stopped_before_a_key_nobody_will_grant():
+    """Client rule 4: a6's pull stops before b1's record under epoch 2 and never skips
+    it; every holder of epoch 2 has not approved a6, so in approve mode none wraps it
+    (rule 14). Once a holder approves a6, the world has something left to do."""
+    world = _replay(
+        APPROVE,
+        [
+            *HANDOVER,
+            {"rule": "write", "device": "b1", "graph": "g:team", "record": "r1", "op": "edit"},
+            {"rule": "advance", "seconds": 30},
+        ],
+    )
+    a6 = world.slots["a6"].device
+    assert set(a6.keyring("g:team").keys) == {1}
+    assert a6.get("g:team", "r1") is None
+    _settled_without_waiting_out_patience(world)
+    assert world.settled()
+    world.slots["b2"].device.approve("a6")
+    assert not world.settled()
+
+
+def test_quiescence_does_not_settle_while_a_view_can_still_pull():
+    """An unfiltered cursor below the relay's counter, with the key to read what waits
+    there, is not settled; nor is a write its device may push."""
+    world = _replay(
+        {"seed": 5},
+        [
+            {"rule": "write", "device": "a1", "graph": "g:team", "record": "r0", "op": "edit"},
+            {"rule": "advance", "seconds": 30},
+        ],
+    )
+    assert world.settled()
+    b1 = world.slots["b1"].device
+    b1.store.put("cursor", "g:team", 0)
+    assert not world.settled()
+    b1.store.put("cursor", "g:team", world.relay.state.graphs["g:team"].seq)
+    b1.store.put("queue:g:team", "r1", {})  # a queued write (outside the world's run)
+    assert not world.settled()
