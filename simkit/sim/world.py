@@ -228,6 +228,37 @@ class World:
             if slot.alive and not slot.revoked and slot.member in members
         ]
 
+    def rotators(self, storage_key: str) -> list[str]:
+        """Devices that can honour ``rotationRequired`` on a graph now: up, unrevoked,
+        holding the latest key, permitted to rotate, able to reach the relay and, in
+        ``approve`` mode, having approved every current holder of the latest key (any
+        other device would strand one, so it does not take a turn)."""
+        graph = self.relay.state.graphs.get(storage_key)
+        if graph is None or not self.relay_up:
+            return []
+        devices = self.relay.state.devices
+        holders = [
+            h
+            for h in sorted(graph.wraps.get(graph.latest_epoch, {}))
+            if h in devices and devices[h].revoked_at is None
+        ]
+        out = []
+        for device_id in self.followers(storage_key):
+            slot = self.slots[device_id]
+            if storage_key.startswith("g:"):
+                granted = self.host.capabilities(slot.member, storage_key[2:])
+                if granted is not None and "rotate" not in granted:
+                    continue
+            device = slot.device
+            gid = graph_id_for(storage_key, slot.member)
+            if graph.latest_epoch not in device.keyring(gid).keys:
+                continue
+            if not self.network.connected(device_id):
+                continue
+            if all(self._would_wrap(device, h) for h in holders if h != device_id):
+                out.append(device_id)
+        return out
+
     def subscribe(self, slot: DeviceSlot) -> None:
         extra = [s for s in self.spec.subscriptions if s.device == slot.device_id]
         only = {s.graph for s in extra if s.only}
@@ -667,13 +698,13 @@ class World:
 
     def settled(self) -> bool:
         """Nothing left that the devices can still do: no rotation owed on a graph
-        somebody follows, no queued write its device may push (a write held by policy,
+        that a device can rotate, no queued write its device may push (a write held by policy,
         by a device that may not write or is behind on keys, stays queued for good, as
         liveness judges it), and every unfiltered view caught up with the honest relay
         or stopped for good before an op under an epoch nobody will grant it (rule 4: it
         never skips that op)."""
         graphs = self.relay.state.graphs
-        if any(graphs[sk].rotation_required and self.followers(sk) for sk in graphs):
+        if any(graphs[sk].rotation_required and self.rotators(sk) for sk in graphs):
             return False
         for slot in self.alive():
             device = slot.device

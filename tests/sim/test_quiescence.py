@@ -90,6 +90,24 @@ def test_quiescence_settles_with_a_view_stopped_before_a_key_nobody_will_grant()
     assert not world.settled()
 
 
+def test_quiescence_settles_with_a_rotation_owed_that_no_device_can_make():
+    """A graph flagged ``rotationRequired`` is unfinished while a device can rotate it
+    (the rotators ``rotation-owed`` counts); in approve mode a device takes no turn
+    until it has approved every holder of the latest key, so once none has, nothing
+    is left to do."""
+    world = _replay({"seed": 5, "approval_mode": "approve"}, [])
+    world.relay.state.graphs["g:team"].rotation_required = True
+    followers = world.followers("g:team")
+    assert world.rotators("g:team") == followers
+    assert not world.settled()
+    for device_id in followers:
+        for other in followers:
+            if other != device_id:
+                world.slots[device_id].device.forget_device(other)
+    assert world.rotators("g:team") == []
+    assert world.settled()
+
+
 def test_quiescence_does_not_settle_while_a_view_can_still_pull():
     """An unfiltered cursor below the relay's counter, with the key to read what waits
     there, is not settled; nor is a write its device may push."""
