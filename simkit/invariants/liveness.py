@@ -1,6 +1,7 @@
 """liveness: a device that can write eventually does."""
 
 from simkit.invariants.base import Invariant
+from simkit.protocol.ids import storage_key
 
 
 class Liveness(Invariant):
@@ -17,13 +18,14 @@ class Liveness(Invariant):
             if device is None or slot.revoked:
                 continue
             for graph_id in device.graphs():
+                sk = storage_key(graph_id, slot.member)
                 queued = device.pending(graph_id)
-                if queued and world.may_push(device_id, graph_id):
+                if queued and world.can_write(device_id, sk) and not device.behind(graph_id):
                     out.append(
                         self.violation(
                             world,
                             f"{device_id} still holds {queued} queued write(s)",
-                            graph=device.storage_key(graph_id),
+                            graph=sk,
                             devices=(device_id,),
                         )
                     )

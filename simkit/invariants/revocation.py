@@ -75,6 +75,36 @@ class Revocation(Invariant):
         return out
 
 
+def rotators(world, sk: str) -> list[str]:
+    """Devices that can honour ``rotationRequired`` on a graph now: up, unrevoked,
+    holding the latest key, permitted to rotate, able to reach the relay and, in
+    ``approve`` mode, having approved every current holder of the latest key (any
+    other device would strand one, so it does not take a turn)."""
+    graph = world.relay.state.graphs.get(sk)
+    if graph is None or not world.relay_up:
+        return []
+    holders = set(graph.wraps.get(graph.latest_epoch, {}))
+    out = []
+    for device_id in world.followers(sk):
+        slot = world.slots[device_id]
+        granted = world.host.capabilities(slot.member, sk[2:]) if sk.startswith("g:") else None
+        if granted is not None and "rotate" not in granted:
+            continue
+        device = slot.device
+        if graph.latest_epoch not in device.keyring(graph_id_for(sk, slot.member)).keys:
+            continue
+        if not world.network.connected(device_id):
+            continue
+        if world.config.approval_mode == "approve" and not all(
+            (device.pin(h) or {}).get("state") == "approved"
+            for h in sorted(holders - {device_id})
+            if h in world.relay.state.devices and world.relay.state.devices[h].revoked_at is None
+        ):
+            continue
+        out.append(device_id)
+    return out
+
+
 class RotationOwed(Invariant):
     """A graph flagged ``rotationRequired`` (a revoked device held its keys) is rotated
     within ``rotation_bound_s`` of simulated time during which an eligible rotator was
@@ -97,7 +127,7 @@ class RotationOwed(Invariant):
             if not graph.rotation_required:
                 self._owed.pop(sk, None)
                 continue
-            able = world.rotators(sk)
+            able = rotators(world, sk)
             if sk in self._owed and able:
                 self._owed[sk] += elapsed
             self._owed.setdefault(sk, 0.0)
@@ -109,7 +139,7 @@ class RotationOwed(Invariant):
     def final(self, world):
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
-            able = world.rotators(sk)
+            able = rotators(world, sk)
             if graph.rotation_required and able and self._owed.get(sk) != float("-inf"):
                 out.append(self._late(world, sk, able, "at quiescence"))
         return out

@@ -228,37 +228,6 @@ class World:
             if slot.alive and not slot.revoked and slot.member in members
         ]
 
-    def rotators(self, storage_key: str) -> list[str]:
-        """Devices that can honour ``rotationRequired`` on a graph now: up, unrevoked,
-        holding the latest key, permitted to rotate, able to reach the relay and, in
-        ``approve`` mode, having approved every current holder of the latest key (any
-        other device would strand one, so it does not take a turn)."""
-        graph = self.relay.state.graphs.get(storage_key)
-        if graph is None or not self.relay_up:
-            return []
-        devices = self.relay.state.devices
-        holders = [
-            h
-            for h in sorted(graph.wraps.get(graph.latest_epoch, {}))
-            if h in devices and devices[h].revoked_at is None
-        ]
-        out = []
-        for device_id in self.followers(storage_key):
-            slot = self.slots[device_id]
-            if storage_key.startswith("g:"):
-                granted = self.host.capabilities(slot.member, storage_key[2:])
-                if granted is not None and "rotate" not in granted:
-                    continue
-            device = slot.device
-            gid = graph_id_for(storage_key, slot.member)
-            if graph.latest_epoch not in device.keyring(gid).keys:
-                continue
-            if not self.network.connected(device_id):
-                continue
-            if all(self._would_wrap(device, h) for h in holders if h != device_id):
-                out.append(device_id)
-        return out
-
     def subscribe(self, slot: DeviceSlot) -> None:
         extra = [s for s in self.spec.subscriptions if s.device == slot.device_id]
         only = {s.graph for s in extra if s.only}
@@ -697,22 +666,24 @@ class World:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
 
     def settled(self) -> bool:
-        """Nothing left that the devices can still do: no rotation owed on a graph
-        that a device can rotate, no queued write its device may push (a write held by policy,
-        by a device that may not write or is behind on keys, stays queued for good, as
-        liveness judges it), and every unfiltered view caught up with the honest relay
-        or stopped for good before an op under an epoch nobody will grant it (rule 4: it
-        never skips that op)."""
+        """Nothing left that the devices can do without a human: no rotation owed on a
+        graph somebody follows; no queued write unless it is held for good (its member
+        may not write there, or its device is behind an epoch whose key is not coming);
+        every unfiltered view caught up with the honest relay, or stopped for good
+        before an op under an epoch whose key is not coming (rule 4: it never skips it).
+        A key is coming when the relay keeps a wrap of it for the device or a live
+        follower holds it and would wrap it (rule 14's gate: in ``approve`` mode only to
+        a device it approved)."""
         graphs = self.relay.state.graphs
-        if any(graphs[sk].rotation_required and self.rotators(sk) for sk in graphs):
+        if any(graphs[sk].rotation_required and self.followers(sk) for sk in graphs):
             return False
         for slot in self.alive():
             device = slot.device
             for gid in device.graphs():
-                if device.pending(gid) and self.may_push(slot.device_id, gid):
+                if device.pending(gid) and not self._held_for_good(slot, gid):
                     return False
             for sk in self.graphs_of(slot.member):
-                graph = self.relay.state.graphs.get(sk)
+                graph = graphs.get(sk)
                 gid = graph_id_for(sk, slot.member)
                 if graph is None or not device.unfiltered(gid) or not device.keyring(gid).keys:
                     continue
@@ -721,42 +692,53 @@ class World:
                     return False
         return True
 
-    def can_write(self, device_id: str, storage_key: str) -> bool:
+    def can_write(self, device_id: str, sk: str) -> bool:
         """Whether the relay takes the device's writes to a graph now: its member belongs
         to it and, in a ``g:`` graph, holds ``write``."""
         member = self.slots[device_id].member
-        if storage_key not in self.graphs_of(member):
+        if sk not in self.graphs_of(member):
             return False
-        if not storage_key.startswith("g:"):
+        if not sk.startswith("g:"):
             return True
-        granted = self.host.capabilities(member, storage_key[2:])
+        granted = self.host.capabilities(member, sk[2:])
         return granted is None or "write" in granted
 
-    def may_push(self, device_id: str, graph_id: str) -> bool:
-        """Whether a device's queued writes to a graph can leave: it may write there and
-        is not behind on keys (rule 5 holds them until it catches up)."""
-        device = self.slots[device_id].device
-        return self.can_write(device_id, device.storage_key(graph_id)) and not device.behind(
-            graph_id
+    def _held_for_good(self, slot: DeviceSlot, graph_id: str) -> bool:
+        """A device's queued writes to a graph stay queued: its member may not write
+        there (rule 11), or it is behind the honest relay's latest epoch (rule 5) and
+        that key is not coming."""
+        sk = slot.device.storage_key(graph_id)
+        graph = self.relay.state.graphs.get(sk)
+        if not self.can_write(slot.device_id, sk):
+            return True
+        if graph is None or graph.latest_epoch <= slot.device.keyring(graph_id).current:
+            return False
+        return not self._key_coming(slot, sk, graph, graph.latest_epoch)
+
+    def _stopped_for_good(self, slot: DeviceSlot, sk: str, graph, cursor: int) -> bool:
+        """The first live op after ``cursor`` is sealed under an epoch whose key is not
+        coming: the view stopped there (rule 4) stays stopped."""
+        row = next(live_after(graph, cursor), None)
+        return (
+            row is not None and row.e is not None and not self._key_coming(slot, sk, graph, row.e)
         )
 
-    def _stopped_for_good(self, slot: DeviceSlot, storage_key: str, graph, cursor: int) -> bool:
-        """The first live op after ``cursor`` is sealed under an epoch that the device
-        lacks and that no live follower both holds and would wrap to it (rule 14's gate
-        blocks it in ``approve`` mode until approved): the view stopped there (rule 4)
-        stays stopped."""
-        row = next(live_after(graph, cursor), None)
-        if row is None or row.e is None:
-            return False
-        members = self._members_of(storage_key)
-        return not any(
-            row.e in s.device.keyring(graph_id_for(storage_key, s.member)).keys
+    def _key_coming(self, slot: DeviceSlot, sk: str, graph, epoch: int) -> bool:
+        """The device holds the key of ``epoch`` or will without a human: the relay
+        keeps a wrap of it for the device, or a live follower holds it and would wrap it."""
+        if slot.device_id in graph.wraps.get(epoch, {}):
+            return True
+        members = self._members_of(sk)
+        return any(
+            epoch in s.device.keyring(graph_id_for(sk, s.member)).keys
             and (s is slot or self._would_wrap(s.device, slot.device_id))
             for s in self.alive()
             if s.member in members
         )
 
     def _would_wrap(self, holder: Device, device_id: str) -> bool:
+        """Rule 14's gate as it stands: ``observe`` wraps to everyone; ``approve`` only
+        to a device the holder approved (a changed key triple is caught when it wraps)."""
         if self.config.approval_mode == OBSERVE:
             return True
         pin = holder.pin(device_id)

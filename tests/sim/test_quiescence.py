@@ -1,11 +1,16 @@
-"""Quiescence ends as soon as nothing is left that the devices can still do
-(``World.settled``), and a world left with writes held by policy or a view stopped
-before a key nobody will grant is settled, not judged stuck after ``drain_s``. Worlds
-are fuzz step lists replayed exactly (fuzz worlds: 40 s stable, 180 s patience)."""
+"""Quiescence ends once nothing is left that the devices can do without a human
+(``World.settled``) and nothing has changed for ``STABLE_S``: a world left with writes
+held for good or a view stopped before a key that is not coming is settled, not
+judged stuck after ``drain_s``; a key that is coming keeps it unsettled. Worlds are
+fuzz step lists replayed exactly (fuzz worlds: 40 s stable, 180 s patience)."""
 
+import pytest
+
+from simkit.fuzz.driver import WorldDriver
+from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
-
-STABLE_S = 40.0
+from simkit.fuzz.steps import apply_step
+from simkit.sim.world import STABLE_S
 
 
 def _replay(world: dict, steps: list[dict]):
@@ -90,24 +95,6 @@ def test_quiescence_settles_with_a_view_stopped_before_a_key_nobody_will_grant()
     assert not world.settled()
 
 
-def test_quiescence_settles_with_a_rotation_owed_that_no_device_can_make():
-    """A graph flagged ``rotationRequired`` is unfinished while a device can rotate it
-    (the rotators ``rotation-owed`` counts); in approve mode a device takes no turn
-    until it has approved every holder of the latest key, so once none has, nothing
-    is left to do."""
-    world = _replay({"seed": 5, "approval_mode": "approve"}, [])
-    world.relay.state.graphs["g:team"].rotation_required = True
-    followers = world.followers("g:team")
-    assert world.rotators("g:team") == followers
-    assert not world.settled()
-    for device_id in followers:
-        for other in followers:
-            if other != device_id:
-                world.slots[device_id].device.forget_device(other)
-    assert world.rotators("g:team") == []
-    assert world.settled()
-
-
 def test_quiescence_does_not_settle_while_a_view_can_still_pull():
     """An unfiltered cursor below the relay's counter, with the key to read what waits
     there, is not settled; nor is a write its device may push."""
@@ -125,3 +112,25 @@ def test_quiescence_does_not_settle_while_a_view_can_still_pull():
     b1.store.put("cursor", "g:team", world.relay.state.graphs["g:team"].seq)
     b1.store.put("queue:g:team", "r1", {})  # a queued write (outside the world's run)
     assert not world.settled()
+
+
+LINK_AND_WRITE = [
+    {"rule": "link", "member": "alice", "device": "a6", "announce": False},
+    {"rule": "write", "device": "a6", "graph": "g:team", "record": "r0", "op": "edit"},
+]
+
+
+@pytest.mark.parametrize(("mode", "settled"), [("observe", False), ("approve", True)])
+def test_quiescence_waits_for_a_key_a_holder_will_grant_and_only_for_that(mode, settled):
+    """A just linked device holds no key yet, so rule 5 holds its write. In observe mode
+    every holder will wrap the key to it at its next key recheck: the world is not
+    settled. In approve mode nobody approved it, so no holder will (rule 14)."""
+    driver = WorldDriver(WorldParams(5, approval_mode=mode, rules=("link",)).spec())
+    try:
+        for index, step in enumerate(LINK_AND_WRITE):
+            apply_step(driver, step, index)
+        a6 = driver.world.slots["a6"].device
+        assert a6.pending("g:team") == 1 and not a6.keyring("g:team").keys
+        assert driver.world.settled() is settled
+    finally:
+        driver.close()
