@@ -80,8 +80,9 @@ class Device:
         self.last_error: str | None = None
         self.readonly: set[str] = set()
         self._booted = False
-        # graph -> (roster entries, fetched at, epoch then, how many are unrevoked)
-        self._rosters: dict[str, tuple[dict[str, dict], int, int, int]] = {}
+        # graph -> (roster entries, fetched at, the same on the relay's clock as this
+        # device corrects it, epoch then, how many are unrevoked)
+        self._rosters: dict[str, tuple[dict[str, dict], int, int, int, int]] = {}
         self._rings: dict[str, tuple[dict, Keyring]] = {}  # graph -> (stored wire, parsed)
         self._storage_keys: dict[str, str] = {}
         self.selfsig_checked: set[str] = set()
@@ -249,25 +250,30 @@ class Device:
 
     def cache_roster(self, graph_id: str, entries: dict[str, dict]) -> None:
         active = sum(1 for entry in entries.values() if entry.get("revokedAt") is None)
-        self._rosters[graph_id] = (entries, self.clock.now_ms(), self.relay_epoch(graph_id), active)
+        now = self.clock.now_ms()
+        corrected = now - self.store.get("meta", "skew", 0)
+        self._rosters[graph_id] = (entries, now, corrected, self.relay_epoch(graph_id), active)
 
     def active_devices(self, graph_id: str) -> int:
         """How many unrevoked devices the last roster fetched lists (0 before any)."""
         cached = self._rosters.get(graph_id)
-        return 0 if cached is None else cached[3]
+        return 0 if cached is None else cached[4]
 
-    def roster(self, graph_id: str) -> dict[str, dict] | None:
-        """The cached roster while it is fresh: fetched less than ``recheck_s`` ago and
-        before no epoch change (a revocation always brings a rotation). An op signed
+    def roster(self, graph_id: str, newest_rev: int = 0) -> dict[str, dict] | None:
+        """The cached roster while it is fresh: fetched less than ``recheck_s`` ago,
+        before no epoch change, and after ``newest_rev``, the newest record it is to
+        vouch for. Rule 2 refuses a record whose device was revoked when ``r.at`` says
+        it was written; a roster fetched before that moment cannot know, and the
+        rotation that follows a revocation may come minutes later (F12). An op signed
         by a device missing from it makes the client fetch it again."""
         cached = self._rosters.get(graph_id)
         if cached is None:
             return None
-        entries, fetched_at, epoch, _ = cached
+        entries, fetched_at, corrected, epoch, _ = cached
         age = self.clock.now_ms() - fetched_at
         if epoch != self.relay_epoch(graph_id) or not 0 <= age < self.config.recheck_s * 1000:
             return None
-        return entries
+        return None if newest_rev > corrected else entries
 
     def behind(self, graph_id: str) -> bool:
         """Behind an epoch: the relay has a newer key than this device holds (rule 5)."""

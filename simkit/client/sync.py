@@ -251,7 +251,8 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
             return applied, refused
         answer = response.json()
         device.note_epoch(graph_id, answer.get("epoch"))
-        needs_roster = answer["ops"] and device.roster(graph_id) is None
+        newest = max((op["rev"] for op in answer["ops"]), default=0)
+        needs_roster = answer["ops"] and device.roster(graph_id, newest) is None
         if needs_roster and await keyops.roster(device, graph_id) is None:
             device.emit("roster.deferred", graph_id, cursor=cursor)
             return applied, refused  # rule 6: defer the batch, keep the cursor

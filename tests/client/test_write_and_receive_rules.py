@@ -2,7 +2,7 @@
 
 import pytest
 
-from simkit.client import DeviceError, Registry
+from simkit.client import AppConfig, DeviceError, Registry
 from tests.client.world import EPOCH_MS, World, app_config, forge, team, virtual
 
 
@@ -122,6 +122,27 @@ async def test_rule2_a_device_revoked_before_the_record_was_written_is_refused()
     reasons = [e.fields["reason"] for e in b1.events if e.kind == "record.rejected"]
     assert reasons == ["revoked-device"]
     assert b1.get("g:team", "before")["data"] == {"t": "written while active"}
+
+
+@virtual
+async def test_rule2_a_roster_fetched_before_the_record_was_written_is_fetched_again():
+    """F12: b1 fetched the roster for a2's first record; a2 is revoked and the rotation
+    that would change the epoch has not come yet (the revoker's answer was lost, say).
+    A record claiming a2 wrote it after the revocation is newer than b1's roster, so
+    b1 fetches the roster again and refuses it; it does not trust the cached one."""
+    world = World()
+    caching = {"b1": AppConfig(recheck_s=30.0)}  # b1 keeps its roster for 30 s
+    a1, a2, b1 = await team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"), configs=caching)
+    a2.put("g:team", "before", "note", {"t": "written while active"})
+    await world.sync_all()
+    assert b1.roster("g:team")["a2"]["revokedAt"] is None  # cached, and fresh by age
+    assert (await a1.request("POST", "/devices/a2/revoke")).status == 200  # no rotation
+    revoked_at = world.relay.state.devices["a2"].revoked_at
+    forge(a1, "g:team", _record("alice", revoked_at + 1), d="a2", sign_with=a2.keys)
+    await world.sync_all()
+    reasons = [e.fields["reason"] for e in b1.events if e.kind == "record.rejected"]
+    assert reasons == ["revoked-device"]
+    assert b1.get("g:team", "x1") is None
 
 
 @virtual
