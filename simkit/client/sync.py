@@ -483,8 +483,8 @@ def publish_checkpoint(device, graph_id: str) -> bool:
         return False
     slot = checkpoint_record_id(epoch1, device.device_id)
     data = {"v": 1, "d": device.device_id, "seq": boundary, "head": log.heads[str(boundary)]}
-    device.write_record(graph_id, slot, {"kind": CHECKPOINT_KIND, "data": data})
-    device.emit("checkpoint.published", graph_id, seq=boundary)
+    record = device.write_record(graph_id, slot, {"kind": CHECKPOINT_KIND, "data": data})
+    device.emit("checkpoint.published", graph_id, seq=boundary, recordId=slot, rev=record["at"])
     _save_log(device, graph_id, attrs.evolve(log, published=boundary))
     device.store.commit()
     return True

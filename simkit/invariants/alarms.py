@@ -16,13 +16,20 @@ class AlarmSoundness(Invariant):
 
     One rejection is the protocol's own doing and is counted in ``known`` instead
     (docs/findings.md, F2): a record written before its writer was revoked, stamped
-    (by a clock running ahead) after the revocation, refused as ``revoked-device``.
+    (by a clock running ahead) after the revocation, refused as ``revoked-device``;
+    an application's write or a checkpoint the client wrote itself.
     """
 
     name = "alarm-soundness"
     honest_only = True
     judges_events = True
-    observes = ("app.write", "record.restamped", "record.rejected", "log.alarm")
+    observes = (
+        "app.write",
+        "checkpoint.published",
+        "record.restamped",
+        "record.rejected",
+        "log.alarm",
+    )
 
     def __init__(self) -> None:
         # (record, rev) -> every (writer, t): two devices may stamp the same rev
@@ -43,7 +50,7 @@ class AlarmSoundness(Invariant):
     def observe(self, world, event):
         fields = event.fields
         name = fields["name"]
-        if name == "app.write":
+        if name in ("app.write", "checkpoint.published"):  # the client writes checkpoints
             self._writes.setdefault((fields["recordId"], fields["rev"]), []).append(
                 (event.actor, event.t)
             )

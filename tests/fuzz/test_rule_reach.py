@@ -22,19 +22,27 @@ def _events(world, name: str) -> list[dict]:
     return [e.fields for e in world.trace if e.kind == "event" and e.fields["name"] == name]
 
 
+# handover in approve mode: a1 approves a6 and grants it epoch 1; a2, which never
+# approved a6, revokes a1 and rotates epoch 2 without it
+HANDOVER_WORLD = {"seed": 5, "approval_mode": "approve", "rules": ["link", "approve", "revoke"]}
+HANDOVER = [
+    {"rule": "link", "member": "alice", "device": "a6", "announce": False},
+    {"rule": "advance", "seconds": 30},
+    {"rule": "advance", "seconds": 30},
+    {"rule": "approve", "by": "a1", "device": "a6"},
+    {"rule": "advance", "seconds": 30},
+    {"rule": "revoke", "by": "a2", "device": "a1"},
+    {"rule": "advance", "seconds": 120},
+]
+
+
 def test_rule_5_a_device_behind_an_epoch_holds_its_writes_while_it_holds_an_older_key():
     """handover in approve mode: a6 is approved and granted by a1 alone; a2 revokes a1
     and rotates without a6 (it never approved it), so a6 holds epoch 1 only."""
     world = _replay(
-        {"seed": 5, "approval_mode": "approve", "rules": ["link", "approve", "revoke"]},
+        HANDOVER_WORLD,
         [
-            {"rule": "link", "member": "alice", "device": "a6", "announce": False},
-            {"rule": "advance", "seconds": 30},
-            {"rule": "advance", "seconds": 30},
-            {"rule": "approve", "by": "a1", "device": "a6"},
-            {"rule": "advance", "seconds": 30},
-            {"rule": "revoke", "by": "a2", "device": "a1"},
-            {"rule": "advance", "seconds": 120},
+            *HANDOVER,
             {"rule": "write", "device": "a6", "graph": "g:team", "record": "r0", "op": "edit"},
             {"rule": "advance", "seconds": 120},
         ],

@@ -11,6 +11,7 @@ from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.fuzz.steps import apply_step
 from simkit.sim.world import STABLE_S
+from tests.fuzz.test_rule_reach import HANDOVER, HANDOVER_WORLD
 
 
 def _replay(world: dict, steps: list[dict]):
@@ -32,20 +33,6 @@ def _settled_without_waiting_out_patience(world) -> None:
     assert settled - start <= STABLE_S + 30, (start, settled)
 
 
-# rule 5's world (tests/fuzz/test_rule_reach.py): a1 approves and grants a6 epoch 1;
-# a2, which never approved a6, revokes a1 and rotates epoch 2 without it.
-HANDOVER = [
-    {"rule": "link", "member": "alice", "device": "a6", "announce": False},
-    {"rule": "advance", "seconds": 30},
-    {"rule": "advance", "seconds": 30},
-    {"rule": "approve", "by": "a1", "device": "a6"},
-    {"rule": "advance", "seconds": 30},
-    {"rule": "revoke", "by": "a2", "device": "a1"},
-    {"rule": "advance", "seconds": 120},
-]
-APPROVE = {"seed": 5, "approval_mode": "approve", "rules": ["link", "approve", "revoke"]}
-
-
 def test_quiescence_settles_with_a_write_a_member_may_not_make_held_in_its_queue():
     """Spec, capabilities: the relay refuses bob's pushes to g:team (403 not-permitted,
     client rule 11: hold the queued writes); liveness excuses the write, and so does
@@ -64,7 +51,7 @@ def test_quiescence_settles_with_a_write_a_member_may_not_make_held_in_its_queue
 def test_quiescence_settles_with_a_write_held_behind_an_epoch():
     """Client rule 5: a6 holds epoch 1 only, so its write waits for epoch 2 for good."""
     world = _replay(
-        APPROVE,
+        HANDOVER_WORLD,
         [
             *HANDOVER,
             {"rule": "write", "device": "a6", "graph": "g:team", "record": "r0", "op": "edit"},
@@ -79,7 +66,7 @@ def test_quiescence_settles_with_a_view_stopped_before_a_key_nobody_will_grant()
     it; every holder of epoch 2 has not approved a6, so in approve mode none wraps it
     (rule 14). Once a holder approves a6, the world has something left to do."""
     world = _replay(
-        APPROVE,
+        HANDOVER_WORLD,
         [
             *HANDOVER,
             {"rule": "write", "device": "b1", "graph": "g:team", "record": "r1", "op": "edit"},
