@@ -708,9 +708,9 @@ class World:
         there (rule 11), or it is behind the honest relay's latest epoch (rule 5) and
         that key is not coming."""
         sk = slot.device.storage_key(graph_id)
-        graph = self.relay.state.graphs.get(sk)
         if not self.can_write(slot.device_id, sk):
             return True
+        graph = self.relay.state.graphs.get(sk)
         if graph is None or graph.latest_epoch <= slot.device.keyring(graph_id).current:
             return False
         return not self._key_coming(slot, sk, graph, graph.latest_epoch)
@@ -728,12 +728,11 @@ class World:
         keeps a wrap of it for the device, or a live follower holds it and would wrap it."""
         if slot.device_id in graph.wraps.get(epoch, {}):
             return True
-        members = self._members_of(sk)
+        holders = (self.slots[d] for d in self.followers(sk))
         return any(
             epoch in s.device.keyring(graph_id_for(sk, s.member)).keys
             and (s is slot or self._would_wrap(s.device, slot.device_id))
-            for s in self.alive()
-            if s.member in members
+            for s in holders
         )
 
     def _would_wrap(self, holder: Device, device_id: str) -> bool:
