@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 
+from simkit.realtime import wall_clock
+
 
 @attrs.frozen
 class BenchRow:
@@ -23,13 +25,6 @@ class BenchRow:
     value: float
     unit: str
     note: str = ""
-
-
-def wall_clock() -> float:
-    """Seconds on the real monotonic clock: benchmarks measure wall time on purpose."""
-    import time
-
-    return time.perf_counter()  # real-default
 
 
 def per_call_us(fn, *, min_seconds: float = 0.2, max_calls: int = 100_000) -> float:

@@ -18,11 +18,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import simkit
 from simkit.bench import BenchRow
+from simkit.realtime import wall_clock
 from simkit.relay import Relay, Request, StaticHost
 
 SIZES = (1_000, 100_000, 1_000_000)
@@ -76,10 +76,10 @@ def _per_second(rounds: int, work) -> float:
         work(i)
     best = 0.0
     for start in range(chunk, 6 * chunk, chunk):
-        started = time.perf_counter()  # real-default: a benchmark measures wall time
+        started = wall_clock()  # a benchmark measures wall time
         for i in range(start, start + chunk):
             work(i)
-        best = max(best, chunk / (time.perf_counter() - started))  # real-default
+        best = max(best, chunk / (wall_clock() - started))
     return best
 
 

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import trio
 
-from simkit.bench import BenchRow, isolated, wall_clock
+from simkit.bench import BenchRow, isolated
 from simkit.bench.crypto import delivery_floor_us, receive_floor_us
 from simkit.invariants import Monitor
 from simkit.protocol.entropy import SeededEntropy
+from simkit.realtime import wall_clock
 from simkit.relay import Request, Response
 from simkit.sim import spec as S
 from simkit.sim.determinism import run_virtual

@@ -27,9 +27,9 @@ from pathlib import Path
 import attrs
 from hypothesis.errors import HypothesisDeprecationWarning
 
-from simkit.bench import wall_clock
 from simkit.fuzz.mutants import Mutant, mutated_copy
 from simkit.fuzz.runner import FuzzResult, fuzz
+from simkit.realtime import wall_clock
 from simkit.sim.variant import HONEST, load_variant
 
 CHUNK_EXAMPLES = 10  # two of the runner's alternating chunks: 5 honest, 5 adversary

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import attrs
 
-from simkit.bench import wall_clock
 from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, chunk_seed, run_chunk
 from simkit.campaign.findings import Finding, Findings, key_of
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.fuzz import corpus
 from simkit.fuzz.mutants import Mutant
 from simkit.fuzz.reproducer import Reproducer, replay
+from simkit.realtime import wall_clock
 from simkit.sim.behaviours import Coverage
 from simkit.sim.variant import HONEST
 

@@ -8,6 +8,8 @@ from typing import Protocol
 
 import trio
 
+from simkit.realtime import epoch_ms
+
 
 class Clock(Protocol):
     def now_ms(self) -> int:
@@ -23,9 +25,7 @@ class SystemClock:
     """The real default: the OS wall clock and Trio's sleep."""
 
     def now_ms(self) -> int:
-        import time
-
-        return int(time.time() * 1000)  # real-default
+        return epoch_ms()
 
     async def sleep(self, seconds: float) -> None:
         await trio.sleep(seconds)

@@ -29,12 +29,12 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import get_state_machine_test
 
-from simkit.bench import wall_clock
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.errors import describe
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
 from simkit.invariants import Monitor
+from simkit.realtime import wall_clock
 from simkit.sim.behaviours import Coverage
 from simkit.sim.variant import Variant
 

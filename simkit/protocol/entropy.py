@@ -8,8 +8,9 @@ a world grows.
 """
 
 import hashlib
-import os
 from typing import Protocol
+
+from simkit.realtime import system_bytes
 
 
 class Entropy(Protocol):
@@ -59,7 +60,7 @@ class SystemEntropy(_Draws):
     """The operating system's CSPRNG: the default outside simulation."""
 
     def token_bytes(self, n: int) -> bytes:
-        return os.urandom(n)  # real-default
+        return system_bytes(n)
 
     def fork(self, label: str) -> "SystemEntropy":
         return self

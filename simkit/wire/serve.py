@@ -10,7 +10,6 @@ only place in simkit that gives it one (docs/relay.md, "On the wire").
 import signal
 import socket
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -21,6 +20,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
 from simkit.errors import InputError
+from simkit.realtime import epoch_ms
 from simkit.relay import Event, Relay
 from simkit.wire.asgi import RelayApp
 from simkit.wire.members import TokenHost, load_directory
@@ -37,11 +37,6 @@ MAX_HEADER_BYTES = 16 * 1024  # request line plus headers (HTTP/1.1); more is re
 def conformance_members() -> Path:
     """The members file shipped with simkit: the identities ``simkit conform`` uses."""
     return Path(__file__).with_name("conform") / "members.toml"
-
-
-def real_clock() -> int:
-    """Epoch milliseconds from the machine's clock."""
-    return time.time_ns() // 1_000_000  # real-default: a served relay lives in real time
 
 
 @attrs.define
@@ -72,7 +67,7 @@ def open_server(
     state = opened.load() if opened else None
     relay = relay_class(
         TokenHost(directory),
-        real_clock,
+        epoch_ms,  # a served relay lives in real time
         state=state,
         on_event=_report_internal_errors,
         on_commit=opened.commit if opened else None,

@@ -26,7 +26,6 @@ time-stamp revs move with the time passed since it was drawn.
 """
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from hypothesis import strategies as st
 from simkit.errors import InputError, TransportError
 from simkit.model import RelayModel
 from simkit.model.requests import jwk, requests
+from simkit.realtime import epoch_ms, wall_clock
 from simkit.relay import Relay, Request, Response
 from simkit.wire.diff.cohorts import MARKER, Cohort, moved, token_index
 from simkit.wire.diff.compare import differences
@@ -60,14 +60,6 @@ class Unreachable(Exception):
     """The relay stopped answering (it may have crashed on the last request)."""
 
 
-def _seconds() -> float:
-    return time.perf_counter()  # real-default: a wall-time budget
-
-
-def _machine_ms() -> int:
-    return time.time_ns() // 1_000_000  # real-default: the reference follows a real relay
-
-
 class RelayClock:
     """The reference relay's clock: the machine's, moved by the offset between the
     relay under test's ``now`` and the machine's clock when it answered."""
@@ -76,7 +68,7 @@ class RelayClock:
         self.offset = 0
 
     def __call__(self) -> int:
-        return _machine_ms() + self.offset
+        return epoch_ms() + self.offset
 
     def observe(self, sent_ms: int, response: Response) -> None:
         try:
@@ -84,7 +76,7 @@ class RelayClock:
         except (ValueError, AttributeError):
             return
         if response.status == 200 and isinstance(now, int) and not isinstance(now, bool):
-            self.offset = now - (sent_ms + _machine_ms()) // 2
+            self.offset = now - (sent_ms + epoch_ms()) // 2
 
 
 def send(target: Target, request: Request) -> Response:
@@ -159,12 +151,12 @@ class _Session:
         self.out, self.progress = out, progress
         self.clock = RelayClock()
         self.result = DiffResult()
-        self.start = _seconds()
+        self.start = wall_clock()
 
     def cohort(self) -> Cohort:
         """A cohort no example has used, if the budget allows one more."""
         result = self.result
-        result.seconds = _seconds() - self.start
+        result.seconds = wall_clock() - self.start
         if result.seconds >= self.seconds:
             raise _Stop("budget")
         if result.cohorts_used >= self.cohorts:
@@ -183,7 +175,7 @@ class _Session:
             request = data.draw(requests(run.model, run.space, now).filter(sendable))
             found = run.exchange(request)
             if found is not None:
-                self.result.found_after = _seconds() - self.start
+                self.result.found_after = wall_clock() - self.start
                 self.result.first_requests = len(found.requests)
                 self.keep(found)
                 raise _Stop("found")
@@ -248,7 +240,7 @@ class _Run:
         self.sent.append(request)
         rule = self.model.handle(request, session.clock()).rule
         expected = self.reference.handle(request)
-        sent_ms = _machine_ms()
+        sent_ms = epoch_ms()
         try:
             answer = send(session.target, request)
         except Unreachable as exc:
@@ -315,5 +307,5 @@ def diff(
         result.stopped = stop.args[0]
     except KeyboardInterrupt:
         result.stopped = "interrupted"
-    result.seconds = _seconds() - session.start
+    result.seconds = wall_clock() - session.start
     return result
