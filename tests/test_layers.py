@@ -24,19 +24,42 @@ PLACED = {"vectors": "protocol"}
 MODEL_MAY_SHARE = ("simkit.relay.http", "simkit.relay.host", "simkit.relay.limits")
 
 # Reads of a real clock or of real randomness (module, attribute).
-REAL_READS = {
-    ("time", name)
-    for name in (
-        "time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
-        "process_time", "process_time_ns", "thread_time", "clock_gettime",
-    )
-} | {("os", "urandom"), ("os", "getrandom"), ("uuid", "uuid1"), ("uuid", "uuid4")} | {
-    ("random", name)
-    for name in (
-        "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "seed",
-        "uniform", "getrandbits", "randbytes", "gauss",
-    )
-} | {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today")}  # fmt: skip
+REAL_READS = (
+    {
+        ("time", name)
+        for name in (
+            "time",
+            "time_ns",
+            "monotonic",
+            "monotonic_ns",
+            "perf_counter",
+            "perf_counter_ns",
+            "process_time",
+            "process_time_ns",
+            "thread_time",
+            "clock_gettime",
+        )
+    }
+    | {("os", "urandom"), ("os", "getrandom"), ("uuid", "uuid1"), ("uuid", "uuid4")}
+    | {
+        ("random", name)
+        for name in (
+            "random",
+            "randint",
+            "randrange",
+            "choice",
+            "choices",
+            "shuffle",
+            "sample",
+            "seed",
+            "uniform",
+            "getrandbits",
+            "randbytes",
+            "gauss",
+        )
+    }
+    | {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today")}
+)
 REAL_MODULES = ("secrets",)
 
 

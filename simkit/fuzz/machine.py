@@ -461,11 +461,11 @@ class WorldMachine(RuleBasedStateMachine):
         request space (``simkit.fuzz.rogue``), each aimed at the relay as the model sees
         it after the one before; every answer is checked against the model."""
         for _ in range(count):
-            check = self.world.model_check
-            if check is None:
+            oracle = self.world.relay_oracle
+            if oracle is None or oracle.check is None:
                 return
             now = relay_time_ms(self.world.now())
-            request = data.draw(requests(check.model, rogue.SPACE, now), label="request")
+            request = data.draw(requests(oracle.check.model, rogue.SPACE, now), label="request")
             self.do(rule="rogue", request=rogue.encode(request))
 
     # -- the directory --------------------------------------------------------------------

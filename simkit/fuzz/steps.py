@@ -127,12 +127,12 @@ def _forge(driver, step, index) -> None:
             gap = _gap(world, sk, step["device"], step.get("gap", "latest"))
             request = gap and forged_grant(slot.device, graph_id, *gap)
             if gap is not None:
-                world.forged_grants.add((sk, gap[1], gap[0]))
+                world.ledger.forge_grant(sk, gap[1], gap[0])
         else:
             op = forged_op(slot.device, graph_id, step["record"], step["how"])
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             if op is not None:
-                world.forged.add((sk, step["record"], op["rev"]))
+                world.ledger.forge(sk, step["record"], op["rev"])
         if request is None:
             return
         try:
@@ -151,7 +151,7 @@ def _gap(world, sk: str, forger: str, which: str) -> tuple[str, int] | None:
     if graph is None or not graph.latest_epoch:
         return None
     wanted = [graph.latest_epoch] if which == "latest" else range(1, graph.latest_epoch + 1)
-    for device in world.relay._eligible(sk):
+    for device in world.relay.eligible(sk):
         for epoch in wanted:
             if device.device_id != forger and device.device_id not in graph.wraps.get(epoch, {}):
                 return device.device_id, epoch

@@ -12,7 +12,7 @@ from simkit.sim.clock import DEFAULT_EPOCH_MS
 class AlarmSoundness(Invariant):
     """With an honest relay, under any network faults, clock skew and crashes, no device
     ever reaches ``alarm`` and no honest record is rejected (records a non-conforming
-    client forged, ``world.forged``, must be).
+    client forged, ``world.ledger.forged``, must be).
 
     One rejection is the protocol's own doing and is counted in ``known`` instead
     (docs/findings.md, F2): a record written before its writer was revoked, stamped
@@ -64,7 +64,7 @@ class AlarmSoundness(Invariant):
             return ()
         if name == "record.rejected":
             sk = storage_key(fields["graph"], world.slots[event.actor].member)
-            if (sk, fields["recordId"], fields["rev"]) in world.forged:
+            if (sk, fields["recordId"], fields["rev"]) in world.ledger.forged:
                 return ()  # a non-conforming client's record: refusing it is right
             if fields["reason"] == "revoked-device" and self._written_before_revocation(
                 world, fields

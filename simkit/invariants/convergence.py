@@ -8,6 +8,7 @@ holds the right rev with the wrong content.
 
 from simkit.invariants.base import Invariant, opened_row, rev_text, seen, views
 from simkit.protocol.ids import storage_key
+from simkit.sim.settle import can_write
 
 
 class Convergence(Invariant):
@@ -151,7 +152,7 @@ class NoLostWrite(Invariant):
         for seq, (actor, graph_id, rid, rev, data) in sorted(owed.items()):
             writer = world.slots[actor]
             sk = storage_key(graph_id, writer.member)
-            if writer.revoked or writer.device is None or not world.can_write(actor, sk):
+            if writer.revoked or writer.device is None or not can_write(world, actor, sk):
                 continue
             if writer.device.behind(graph_id):
                 continue

@@ -97,7 +97,7 @@ class Epochs(Invariant):
             if not latest:
                 continue
             holders = graph.wraps.get(latest, {})
-            for device in world.relay._eligible(sk):
+            for device in world.relay.eligible(sk):
                 slot = world.slots.get(device.device_id)
                 if slot is None or slot.revoked or device.device_id in holders:
                     continue
@@ -166,7 +166,7 @@ class Epochs(Invariant):
         counts, and so does one older than that window: a device that never asks again
         is caught in any world that runs that long after the grant."""
         rings = {}
-        for device in world.relay._eligible(sk):
+        for device in world.relay.eligible(sk):
             slot = world.slots.get(device.device_id)
             if slot is not None and slot.device is not None and not slot.revoked:
                 rings[device.device_id] = slot.device.keyring(graph_id_for(sk, slot.member)).keys
@@ -268,7 +268,7 @@ class KeyFetches:
         if fields["name"] == "keys.grant":
             devices = fields["devices"]
         else:
-            devices = world.minted.get((sk, epoch), ())
+            devices = world.ledger.minted.get((sk, epoch), ())
         for device_id in devices:
             self._stored[sk, epoch, device_id] = (event.seq, event.t_us / 1_000_000)
 
@@ -373,7 +373,7 @@ def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> b
     if world.config.approval_mode != "approve":
         return False
     holders = world.relay.state.graphs[storage_key].wraps.get(latest, {})
-    granters = {d.device_id for d in world.relay._eligible(storage_key)} & set(holders)
+    granters = {d.device_id for d in world.relay.eligible(storage_key)} & set(holders)
     return not any(
         (world.slots[h].device.pin(device_id) or {}).get("state") == "approved"
         for h in sorted(granters)
@@ -408,14 +408,14 @@ class ApprovalGate(Invariant):
         if fields["name"] == "keys.grant":
             wrapped = fields["devices"]
         else:
-            wrapped = world.minted.get((graph, epoch), ())
+            wrapped = world.ledger.minted.get((graph, epoch), ())
         unapproved = [
             device_id
             for device_id in wrapped
             if device_id != poster
             and device_id not in self._approved.get(poster, ())
             and (slot.device.pin(device_id) or {}).get("state") != "approved"
-            and (graph, epoch, device_id) not in world.forged_grants
+            and (graph, epoch, device_id) not in world.ledger.forged_grants
         ]
         if not unapproved:
             return ()

@@ -2,6 +2,7 @@
 
 from simkit.invariants.base import Invariant
 from simkit.protocol.ids import storage_key
+from simkit.sim.settle import can_write
 
 
 class Liveness(Invariant):
@@ -20,7 +21,7 @@ class Liveness(Invariant):
             for graph_id in device.graphs():
                 sk = storage_key(graph_id, slot.member)
                 queued = device.pending(graph_id)
-                if queued and world.can_write(device_id, sk) and not device.behind(graph_id):
+                if queued and can_write(world, device_id, sk) and not device.behind(graph_id):
                     out.append(
                         self.violation(
                             world,

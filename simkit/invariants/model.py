@@ -12,7 +12,7 @@ class RelayModel(Invariant):
     the spec rule (docs/model.md). Holds whatever the relay does to its answers: the
     model follows the honest store under them; a colluding relay that serves a
     revoked device changes that store behind the model's back, and from then on the
-    relay is not checked (``World.model_retired`` says so)."""
+    relay is not checked (``RelayOracle.retired`` says so)."""
 
     name = "relay-model"
 
@@ -20,14 +20,14 @@ class RelayModel(Invariant):
         self._read = 0
 
     def step(self, world):
-        findings = world.model_findings[self._read :]
-        self._read = len(world.model_findings)
+        findings = world.relay_oracle.findings[self._read :] if world.relay_oracle else []
+        self._read += len(findings)
         return [
             self.violation(world, detail, trace_seq=seq, devices=who, records=records)
             for seq, detail, who, records in findings
         ]
 
     def final(self, world):
-        if world.model_check is None or not world.relay_up:
+        if world.relay_oracle is None or not world.relay_up:
             return []
-        return [self.violation(world, f) for f in world.model_check.store(world.relay)]
+        return [self.violation(world, f) for f in world.relay_oracle.store_findings(world.relay)]

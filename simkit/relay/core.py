@@ -187,7 +187,7 @@ class RelayCore:
         active = {m for m in self.host.group_members(rest) if self.host.is_active(m)}
         return sorted(active)
 
-    def _eligible(self, key: str) -> list[Device]:
+    def eligible(self, key: str) -> list[Device]:
         """Devices a new epoch must reach: active devices of current members."""
         return [
             device

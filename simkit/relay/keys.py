@@ -51,7 +51,7 @@ class KeyRoutes(RelayCore):
         """Eligible devices lacking some epoch, with keys from the roster, not the asker."""
         graph = call.graph
         gaps = []
-        for device in self._eligible(graph.key):
+        for device in self.eligible(graph.key):
             epochs = [
                 epoch
                 for epoch in range(1, graph.latest_epoch + 1)
@@ -93,7 +93,7 @@ class KeyRoutes(RelayCore):
                 latestEpoch=graph.latest_epoch,
             )  # fmt: skip
         self._require_capability(call, "rotate")
-        eligible = [device.device_id for device in self._eligible(graph.key)]
+        eligible = [device.device_id for device in self.eligible(graph.key)]
         eligible_set, excluded = set(eligible), set(excluding)
         missing = [d for d in eligible if d not in wraps and d not in excluded]
         if missing:
@@ -119,7 +119,7 @@ class KeyRoutes(RelayCore):
     def _grant(self, call: Call, epoch: int, wraps: dict[str, str]) -> None:
         """Fill gaps in an existing epoch; needs no ``rotate`` and never overwrites."""
         graph = call.graph
-        self._require_member_devices(wraps, {d.device_id for d in self._eligible(graph.key)})
+        self._require_member_devices(wraps, {d.device_id for d in self.eligible(graph.key)})
         granted = [
             device_id
             for device_id, wrapped in wraps.items()

@@ -138,7 +138,7 @@ class Shadow(Mode):
         sk = self.storage_key(request, graph_id)
         try:
             ops = json.loads(request.body)["ops"]
-            return any((sk, op["recordId"], op["rev"]) in self.world.forged for op in ops)
+            return any((sk, op["recordId"], op["rev"]) in self.world.ledger.forged for op in ops)
         except (ValueError, KeyError, TypeError):
             return False
 

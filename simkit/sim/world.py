@@ -7,9 +7,7 @@ runs the workload and the schedule for ``duration_s``, then heals every fault an
 drains until the devices settle, and returns the world with its trace.
 """
 
-import bisect
 import contextlib
-import json
 import math
 from collections.abc import Callable
 from urllib.parse import unquote
@@ -18,29 +16,29 @@ import attrs
 import trio
 
 from simkit.client import AppConfig, Device, RelayUnavailable
-from simkit.client.approval import APPROVED, OBSERVE
+from simkit.client.approval import APPROVED
 from simkit.client.blobs import upload_blob
 from simkit.errors import SimkitError, TransportError, UnsafeIdError
-from simkit.model import ModelCheck
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke, GraphRotate
-from simkit.relay.records import live_after
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
 from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.determinism import run_virtual
 from simkit.sim.failure import task
+from simkit.sim.ledger import Ledger
 from simkit.sim.network import RELAY, Network
+from simkit.sim.oracles import RelayOracle
 from simkit.sim.schedule import perform
+from simkit.sim.settle import STABLE_S, patience, progress, settled
 from simkit.sim.trace import Trace
 from simkit.sim.variant import HONEST, Variant
 from simkit.sim.workload import next_write
 
 SETTLE_POLL_S = 5.0
-STABLE_S = 40.0
 DRAIN_CAP_S = 3 * 3600.0  # a world still changing after this is livelocked, not slow
 LAG_SAMPLE_S = 10.0
 REGISTER_ATTEMPTS = 30  # longer than a device's 30 s recheck of keys and key gaps
@@ -140,21 +138,15 @@ class World:
         )
         self.slots: dict[str, DeviceSlot] = {}
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
-        self.forged: set[tuple[str, str, int]] = set()  # (storage key, record, rev) forged
-        self.log_reads: dict[tuple, int] = {}  # (device, storage key) -> highest ``after`` read
-        self.restamped: set[tuple[str, str, str]] = set()  # (device, graph, record) re-stamped
-        self.minted: dict[tuple[str, int], tuple[str, ...]] = {}  # (graph, epoch) -> wrapped
-        self.forged_grants: set[tuple[str, int, str]] = set()  # (graph, epoch, device) forged
+        self.ledger = Ledger()  # what really happened (simkit.sim.ledger)
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
         self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
-        self.model_check: ModelCheck | None = None  # built with the relay when asked for
+        self.relay_oracle: RelayOracle | None = None  # built with the relay when asked for
         self._model_wanted = model_check
-        self.model_findings: list[tuple[int, str]] = []  # (trace position, mismatch)
-        self.model_retired: str | None = None  # why the model stopped following the relay
         self._rogue = None  # the transport of raw requests (``send_raw``)
         self.relay_up = True
         self._relay_outage = 0
@@ -168,7 +160,9 @@ class World:
             **self.spec.relay_settings,
         )  # fmt: skip
         if self._model_wanted:
-            self.model_check = ModelCheck(self.host, self.relay.clock(), **self.spec.relay_settings)
+            self.relay_oracle = RelayOracle(
+                self.relay, self.host, self.spec.relay_settings, self.trace
+            )
         self.adversary = MaliciousRelay(self)
         self.network = Network(
             self._serve, self.spec.network, self.entropy.fork("network"), self.trace
@@ -279,8 +273,7 @@ class World:
         after = request.query.get("after", "0")
         if sk is None or not after.isdecimal():
             return
-        key = (device_id, sk)
-        self.log_reads[key] = max(int(after), self.log_reads.get(key, -1))
+        self.ledger.read_log(device_id, sk, int(after))
 
     def graph_requested(self, device_id: str | None, path: str) -> str | None:
         """The storage key of the graph a device's ``/graphs/<gid>/...`` request names,
@@ -299,7 +292,7 @@ class World:
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
         if event.kind == "record.restamped":
-            self.restamped.add((device.device_id, event.graph, event.fields["recordId"]))
+            self.ledger.restamp(device.device_id, event.graph, event.fields["recordId"])
         if event.kind == "log.alarm":  # any device's alarm detects the modes switched on
             modes = {m.action.mode for m in self.adversary.modes_ever}
             self.coverage.add(f"adversary {m} detected" for m in sorted(modes) if m in DETECTABLE)
@@ -309,8 +302,8 @@ class World:
         self.trace.emit("event", RELAY, name=event.kind, **fields)
         if isinstance(event, GraphRotate):  # who the new epoch was wrapped to, as minted
             graph = self.relay.state.graphs.get(event.graph)
-            self.minted[(event.graph, event.epoch)] = tuple(
-                sorted(graph.wraps.get(event.epoch, {}) if graph else ())
+            self.ledger.mint(
+                event.graph, event.epoch, graph.wraps.get(event.epoch, {}) if graph else ()
             )
         if isinstance(event, DeviceRevoke):
             self._revoked(event.device_id)
@@ -421,8 +414,8 @@ class World:
             on_event=self._relay_event, **self.spec.relay_settings,
         )  # fmt: skip
         self.network.restart_relay(self._serve)
-        if self.model_check is not None:
-            self.model_check.restart(self.relay.clock())
+        if self.relay_oracle is not None:
+            self.relay_oracle.restarted(self.relay)
         self.relay_up = True
         self.note("crash", RELAY, what="relay-restart")
 
@@ -496,36 +489,21 @@ class World:
             if self.relay_up:
                 now = self.relay.clock()
                 swept = self.relay.sweep_if_due()
-                if self.model_check is not None:
-                    self._found(self.model_check.sweep_if_due(now, swept))
+                if self.relay_oracle is not None:
+                    self.relay_oracle.swept_if_due(now, swept)
 
     def sweep(self) -> None:
         """The one external job that sweeps when the built-in sweeper is off."""
         now = self.relay.clock()
         swept = self.relay.sweep()
-        if self.model_check is not None:
-            self._found(self.model_check.sweep(now, swept))
+        if self.relay_oracle is not None:
+            self.relay_oracle.swept(now, swept)
 
     def answer(self, request):
         """The honest relay's answer to one request, checked against the spec's model."""
-        if self.model_check is None:
+        if self.relay_oracle is None:
             return self.relay.handle(request)
-        now = self.relay.clock()
-        response = self.relay.handle(request)
-        self._found(self.model_check.observe(request, now, response), request)
-        return response
-
-    def _found(self, findings: list[str], request=None) -> None:
-        """Keep the model's findings with where they were seen: the trace position, the
-        device that asked and the records its request named."""
-        who, records = (), ()
-        if request is not None and findings:
-            who = tuple(filter(None, [request.headers.get("x-device")]))
-            records = _records_named(request)
-        for finding in findings:
-            if request is not None:
-                finding = f"{request.method} {request.path} by {', '.join(who)}: {finding}"
-            self.model_findings.append((len(self.trace), finding, who, records))
+        return self.relay_oracle.answer(self.relay, request)
 
     async def send_raw(self, request) -> None:
         """A request from a client outside the simulated fleet (a rogue device speaking
@@ -538,8 +516,7 @@ class World:
     def retire_model(self, why: str) -> None:
         """The relay's state changed behind the model's back (a colluding relay serving
         a revoked device): stop checking it, and say why."""
-        if self.model_check is not None:
-            self.model_check, self.model_retired = None, why
+        if self.relay_oracle is not None and self.relay_oracle.retire(why):
             self.note("check", "world", what="relay-model retired", why=why)
 
     def _writers(self) -> list[str]:
@@ -606,151 +583,22 @@ class World:
                 self.restart(device_id)
         start = since = trio.current_time()
         last = None
-        while trio.current_time() - since < self._patience():
+        while trio.current_time() - since < patience(self):
             if trio.current_time() - start >= DRAIN_CAP_S:
                 break
             for slot in self.alive():
                 slot.device.wake()
             await trio.sleep(SETTLE_POLL_S)
-            now, state = trio.current_time(), self._progress()
+            now, state = trio.current_time(), progress(self)
             if state != last:
                 last, since = state, now
-            elif self.settled() and now - since >= STABLE_S:
+            elif settled(self) and now - since >= STABLE_S:
                 self.settled_at = now
                 break
         self.note("check", "world", what="quiescence", settled=self.settled_at is not None)
 
-    def _patience(self) -> float:
-        """How long nothing may change before the world is judged stuck: ``drain_s``,
-        or, while a graph owes a rotation, every device's turn to honour it
-        (docs/client.md, "Who rotates"), whichever is longer."""
-        owed = any(g.rotation_required for g in self.relay.state.graphs.values())
-        turns = self.config.rotate_after_s
-        if not owed or turns is None:
-            return self.spec.drain_s
-        devices = sum(1 for d in self.relay.state.devices.values() if d.revoked_at is None)
-        return max(self.spec.drain_s, self.config.recheck_s + turns * (devices + 1) + STABLE_S)
-
-    def _progress(self) -> tuple:
-        """What changes while the world is still converging: entries logged, epochs and
-        wraps, each device's queue, how many log entries each device has pulled and
-        read, and which queued writes have been re-stamped after a clock repair.
-        Positions are counted in log entries, not seqs: a refused op spends a seq
-        (spec: push rules), so a client that re-sends a write the relay refuses for ever
-        moves every cursor without anything happening, and must be judged stuck. A
-        write re-stamped for the first time is progress (a device hours ahead re-stamps
-        its queue one refused push at a time, under a tight rate limit for minutes); the
-        same write re-stamped again and again is not."""
-        graphs = self.relay.state.graphs
-        relay = tuple(
-            (sk, len(g.log), g.latest_epoch, sum(len(h) for h in g.wraps.values()))
-            for sk, g in sorted(graphs.items())
-        )
-        devices = tuple(
-            (s.device_id, s.device.pending(), tuple(self._pulled(s.device))) for s in self.alive()
-        )
-        reads = tuple(
-            (key, _entries_upto(graphs.get(key[1]), after))
-            for key, after in sorted(self.log_reads.items())
-        )
-        return relay, devices, reads, len(self.restamped)
-
-    def _pulled(self, device: Device):
-        """Per subscription, how many of its graph's log entries the cursor has passed."""
-        graphs = self.relay.state.graphs
-        for sub_key, sub in sorted(device.store.rows("subs").items()):
-            cursor = device.store.get("cursor", sub_key, 0)
-            yield sub_key, _entries_upto(graphs.get(device.storage_key(sub["graph"])), cursor)
-
     def alive(self) -> list[DeviceSlot]:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]
-
-    def settled(self) -> bool:
-        """Nothing left that the devices can do without a human: no rotation owed on a
-        graph somebody follows; no queued write unless it is held for good (its member
-        may not write there, or its device is behind an epoch whose key is not coming);
-        every unfiltered view caught up with the honest relay, or stopped for good
-        before an op under an epoch whose key is not coming (rule 4: it never skips it).
-        A key is coming when the relay keeps a wrap of it for the device or a live
-        follower holds it and would wrap it (rule 14's gate: in ``approve`` mode only to
-        a device it approved)."""
-        graphs = self.relay.state.graphs
-        if any(graphs[sk].rotation_required and self.followers(sk) for sk in graphs):
-            return False
-        for slot in self.alive():
-            device = slot.device
-            for gid in device.graphs():
-                if device.pending(gid) and not self._held_for_good(slot, gid):
-                    return False
-            for sk in self.graphs_of(slot.member):
-                graph = graphs.get(sk)
-                gid = graph_id_for(sk, slot.member)
-                if graph is None or not device.unfiltered(gid) or not device.keyring(gid).keys:
-                    continue
-                cursor = device.store.get("cursor", gid, 0)
-                if cursor < graph.seq and not self._stopped_for_good(slot, sk, graph, cursor):
-                    return False
-        return True
-
-    def can_write(self, device_id: str, sk: str) -> bool:
-        """Whether the relay takes the device's writes to a graph now: its member belongs
-        to it and, in a ``g:`` graph, holds ``write``."""
-        member = self.slots[device_id].member
-        if sk not in self.graphs_of(member):
-            return False
-        if not sk.startswith("g:"):
-            return True
-        granted = self.host.capabilities(member, sk[2:])
-        return granted is None or "write" in granted
-
-    def _held_for_good(self, slot: DeviceSlot, graph_id: str) -> bool:
-        """A device's queued writes to a graph stay queued: its member may not write
-        there (rule 11), or it is behind the honest relay's latest epoch (rule 5) and
-        that key is not coming."""
-        sk = slot.device.storage_key(graph_id)
-        if not self.can_write(slot.device_id, sk):
-            return True
-        graph = self.relay.state.graphs.get(sk)
-        if graph is None or graph.latest_epoch <= slot.device.keyring(graph_id).current:
-            return False
-        return not self._key_coming(slot, sk, graph, graph.latest_epoch)
-
-    def _stopped_for_good(self, slot: DeviceSlot, sk: str, graph, cursor: int) -> bool:
-        """The first live op after ``cursor`` is sealed under an epoch whose key is not
-        coming: the view stopped there (rule 4) stays stopped."""
-        row = next(live_after(graph, cursor), None)
-        return (
-            row is not None and row.e is not None and not self._key_coming(slot, sk, graph, row.e)
-        )
-
-    def _key_coming(self, slot: DeviceSlot, sk: str, graph, epoch: int) -> bool:
-        """The device holds the key of ``epoch`` or will without a human: the relay
-        keeps a wrap of it for the device, or a live follower holds it and would wrap it."""
-        if slot.device_id in graph.wraps.get(epoch, {}):
-            return True
-        holders = (self.slots[d] for d in self.followers(sk))
-        return any(
-            epoch in s.device.keyring(graph_id_for(sk, s.member)).keys
-            and (s is slot or self._would_wrap(s.device, slot.device_id))
-            for s in holders
-        )
-
-    def _would_wrap(self, holder: Device, device_id: str) -> bool:
-        """Rule 14's gate as it stands: ``observe`` wraps to everyone; ``approve`` only
-        to a device the holder approved (a changed key triple is caught when it wraps)."""
-        if self.config.approval_mode == OBSERVE:
-            return True
-        pin = holder.pin(device_id)
-        return pin is not None and pin["state"] == APPROVED
-
-
-def _records_named(request) -> tuple[str, ...]:
-    """The record IDs a push names (for a finding's evidence), else none."""
-    try:
-        ops = json.loads(request.body)["ops"] if request.path.endswith("/push") else []
-        return tuple(dict.fromkeys(op["recordId"] for op in ops if isinstance(op, dict)))
-    except (ValueError, KeyError, TypeError):
-        return ()
 
 
 def run_world(
@@ -770,8 +618,3 @@ def run_world(
     finally:
         world.trace.close()
     return world
-
-
-def _entries_upto(graph, seq: int) -> int:
-    """How many of a graph's log entries have a seq at or below ``seq``."""
-    return 0 if graph is None else bisect.bisect_right(graph.log, seq, key=lambda e: e.seq)

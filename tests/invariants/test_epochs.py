@@ -18,6 +18,7 @@ from simkit.invariants import Monitor
 from simkit.invariants import epochs as epochs_module
 from simkit.invariants.epochs import KeyFetches
 from simkit.protocol.wrap import wrap_graph_key
+from simkit.sim.ledger import Ledger
 from simkit.sim.trace import TraceEvent
 from simkit.sim.variant import HONEST
 from simkit.sim.world import World
@@ -172,7 +173,7 @@ def test_epochs_a_keys_answer_tells_the_device_what_the_relay_held_when_it_was_s
     """Order is the relay's: a grant between the delivery of a GET keys and its answer
     reaching the device is unseen; a lost answer, another route's answer and the second
     delivery of a duplicated request tell the device nothing."""
-    world = SimpleNamespace(slots={"a2": SimpleNamespace(member="alice")}, minted={})
+    world = SimpleNamespace(slots={"a2": SimpleNamespace(member="alice")}, ledger=Ledger())
     world.graph_requested = functools.partial(World.graph_requested, world)
     fetches = KeyFetches()
 

@@ -60,7 +60,7 @@ class ExclusionsOfIneligibleDevicesAccepted(Relay):
     """Rotation rule 4 half-checked: excluding a device that is not eligible passes."""
 
     def _rotate(self, call, epoch, wraps, excluding):
-        eligible = {d.device_id for d in self._eligible(call.graph.key)}
+        eligible = {d.device_id for d in self.eligible(call.graph.key)}
         kept = [d for d in excluding if d in eligible or d in wraps]
         super()._rotate(call, epoch, wraps, kept)
 

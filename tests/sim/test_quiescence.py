@@ -1,5 +1,5 @@
 """Quiescence ends once nothing is left that the devices can do without a human
-(``World.settled``) and nothing has changed for ``STABLE_S``: a world left with writes
+(``simkit.sim.settle.settled``) and nothing has changed for ``STABLE_S``: a world left with writes
 held for good or a view stopped before a key that is not coming is settled, not
 judged stuck after ``drain_s``; a key that is coming keeps it unsettled. Worlds are
 fuzz step lists replayed exactly (fuzz worlds: 40 s stable, 180 s patience)."""
@@ -10,7 +10,8 @@ from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.fuzz.steps import apply_step
-from simkit.sim.world import STABLE_S
+from simkit.sim import settle
+from simkit.sim.settle import STABLE_S
 from tests.fuzz.test_rule_reach import HANDOVER, HANDOVER_WORLD
 
 
@@ -77,9 +78,9 @@ def test_quiescence_settles_with_a_view_stopped_before_a_key_nobody_will_grant()
     assert set(a6.keyring("g:team").keys) == {1}
     assert a6.get("g:team", "r1") is None
     _settled_without_waiting_out_patience(world)
-    assert world.settled()
+    assert settle.settled(world)
     world.slots["b2"].device.approve("a6")
-    assert not world.settled()
+    assert not settle.settled(world)
 
 
 def test_quiescence_does_not_settle_while_a_view_can_still_pull():
@@ -92,13 +93,13 @@ def test_quiescence_does_not_settle_while_a_view_can_still_pull():
             {"rule": "advance", "seconds": 30},
         ],
     )
-    assert world.settled()
+    assert settle.settled(world)
     b1 = world.slots["b1"].device
     b1.store.put("cursor", "g:team", 0)
-    assert not world.settled()
+    assert not settle.settled(world)
     b1.store.put("cursor", "g:team", world.relay.state.graphs["g:team"].seq)
     b1.store.put("queue:g:team", "r1", {})  # a queued write (outside the world's run)
-    assert not world.settled()
+    assert not settle.settled(world)
 
 
 LINK_AND_WRITE = [
@@ -118,6 +119,6 @@ def test_quiescence_waits_for_a_key_a_holder_will_grant_and_only_for_that(mode, 
             apply_step(driver, step, index)
         a6 = driver.world.slots["a6"].device
         assert a6.pending("g:team") == 1 and not a6.keyring("g:team").keys
-        assert driver.world.settled() is settled
+        assert settle.settled(driver.world) is settled
     finally:
         driver.close()

@@ -42,7 +42,7 @@ class OverwritesOnGrant(Relay):
 
 
 class StrandingRotation(Relay):
-    def _eligible(self, key):
+    def eligible(self, key):
         return []
 
 
