@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from simkit.errors import SimkitError
+from simkit.fuzz import actions as A
 from simkit.fuzz import rogue
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
@@ -84,18 +85,16 @@ class WorldMachine(RuleBasedStateMachine):
     variant: Variant = HONEST
     honest = True
     classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
-    last: "WorldMachine | None" = None  # the latest run (after shrinking: the minimal one)
 
     def __init__(self) -> None:
         super().__init__()
         self.driver: WorldDriver | None = None
         self.params: WorldParams | None = None
-        self.steps: list[dict] = []
+        self.steps: list[A.Step] = []
         self.monitor = Monitor(self.honest)
         self.links = 0
         self._checked_setup = False
         self.blobs: list[tuple[str, str]] = []  # (graph, blob ID) uploaded so far
-        type(self).last = self
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -111,7 +110,7 @@ class WorldMachine(RuleBasedStateMachine):
         self.params = params
         self.driver = WorldDriver(params.spec(), self.variant)
 
-    def do(self, **step) -> None:
+    def do(self, step: A.Step) -> None:
         """Record and apply one step, then check the invariants, exactly as ``replay``
         does (a rule may take several steps; a rule that takes none checks nothing)."""
         self.steps.append(step)
@@ -183,7 +182,7 @@ class WorldMachine(RuleBasedStateMachine):
 
     @rule(seconds=st.sampled_from([1, 5, 30, 120]))
     def advance(self, seconds):
-        self.do(rule="advance", seconds=seconds)
+        self.do(A.Advance(seconds=seconds))
 
     @rule(data=st.data(), record=st.sampled_from(RECORDS), delete=st.booleans())
     def write(self, data, record, delete):
@@ -193,7 +192,7 @@ class WorldMachine(RuleBasedStateMachine):
             return
         device, graph = chosen
         op = "delete" if delete else "edit"
-        self.do(rule="write", device=device, graph=graph, record=record, op=op)
+        self.do(A.Write(device=device, graph=graph, record=record, op=op))
 
     @swarm("concurrent")
     @rule(data=st.data(), record=st.sampled_from(RECORDS))
@@ -204,7 +203,7 @@ class WorldMachine(RuleBasedStateMachine):
         if len(writers) < 2:
             return
         pair = data.draw(st.lists(st.sampled_from(writers), min_size=2, max_size=2, unique=True))
-        self.do(rule="concurrent", devices=pair, graph=graph, record=record)
+        self.do(A.Concurrent(devices=pair, graph=graph, record=record))
 
     @swarm("burst")
     @rule(data=st.data(), count=st.sampled_from([70, 140]))
@@ -214,7 +213,7 @@ class WorldMachine(RuleBasedStateMachine):
         if chosen is None:
             return
         device, graph = chosen
-        self.do(rule="burst", device=device, graph=graph, count=count)
+        self.do(A.Burst(device=device, graph=graph, count=count))
 
     @swarm("refresh")
     @rule(data=st.data())
@@ -225,7 +224,7 @@ class WorldMachine(RuleBasedStateMachine):
         devices = data.draw(
             st.lists(st.sampled_from(self.alive()), min_size=2, max_size=3, unique=True)
         )
-        self.do(rule="refresh", devices=sorted(devices))
+        self.do(A.Refresh(devices=sorted(devices)))
 
     # -- ceremonies -----------------------------------------------------------------------
 
@@ -234,32 +233,30 @@ class WorldMachine(RuleBasedStateMachine):
         out = []
         if self.links < MAX_LINKS:
             member = self.pick(data, ["alice", "bob"], "member")
-            out.append({"rule": "link", "member": member, "device": self.next_device(member)})
+            out.append(A.Link(member=member, device=self.next_device(member)))
         pairs = self._same_member_pairs()
         if pairs:
             by, device = self.pick(data, pairs, "revoke")
-            out.append({"rule": "revoke", "by": by, "device": device})
+            out.append(A.Revoke(by=by, device=device))
         holders = [d for d in self.honest_devices() if self.graphs_of(d)]
         if holders:
             by = self.pick(data, holders, "rotator")
             graph = self.pick(data, self.graphs_of(by), "graph")
-            out.append({"rule": "rotate", "by": by, "graph": graph})
+            out.append(A.Rotate(by=by, graph=graph))
         alices = [d for d in self.honest_devices() if self.world.slots[d].member == "alice"]
         if alices and "a9" not in self.world.slots:
             source = self.pick(data, alices, "source")
-            out.append({"rule": "recover", "member": "alice", "device": "a9", "source": source})
+            out.append(A.Recover(member="alice", device="a9", source=source))
         inviters = [d for d in self.honest_devices() if "g:team" in self.graphs_of(d)]
         if inviters and "d1" not in self.world.slots:
             by = self.pick(data, inviters, "inviter")
-            out.append(
-                {"rule": "invite", "by": by, "graph": "g:team", "member": "dave", "device": "d1"}
-            )
+            out.append(A.Invite(by=by, graph="g:team", member="dave", device="d1"))
         return out
 
-    def ceremony(self, step: dict) -> None:
-        if step["rule"] == "link":
+    def ceremony(self, step: A.Step) -> None:
+        if isinstance(step, A.Link):
             self.links += 1
-        self.do(**step)
+        self.do(step)
 
     @swarm("link")
     @precondition(lambda self: self.links < MAX_LINKS)
@@ -267,7 +264,7 @@ class WorldMachine(RuleBasedStateMachine):
     def link(self, member, announce):
         """A new device registers; ``announce``: the app has every device sync at once."""
         device = self.next_device(member)
-        self.ceremony({"rule": "link", "member": member, "device": device, "announce": announce})
+        self.ceremony(A.Link(member=member, device=device, announce=announce))
 
     @since_classic
     @swarm("link")
@@ -293,18 +290,18 @@ class WorldMachine(RuleBasedStateMachine):
         forged = forged and self.params.enabled("rogue") and bool(holders)
         if forged:  # history under an older epoch, which the newcomer must be able to read
             rotator = self.pick(data, holders, "rotator")
-            self.do(rule="write", device=rotator, graph=graph, record="r1", op="edit")
-            self.do(rule="advance", seconds=5)  # pushed, sealed under the older epoch
-            self.ceremony({"rule": "rotate", "by": rotator, "graph": graph})
-        self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
+            self.do(A.Write(device=rotator, graph=graph, record="r1", op="edit"))
+            self.do(A.Advance(seconds=5))  # pushed, sealed under the older epoch
+            self.ceremony(A.Rotate(by=rotator, graph=graph))
+        self.ceremony(A.Link(member=member, device=device, announce=False))
         if forged:
             forger = self.pick(data, holders, "forger")
-            self.do(rule="forge", device=forger, graph=graph, record="r0", how="wrap", gap="oldest")
-        self.do(rule="advance", seconds=30)  # a holder's key-gap recheck grants it
+            self.do(A.Forge(device=forger, graph=graph, record="r0", how="wrap", gap="oldest"))
+        self.do(A.Advance(seconds=30))  # a holder's key-gap recheck grants it
         if outage and self.params.enabled("errors"):
-            self.do(rule="errors", status=503, seconds=120, route="GET /graphs/:gid/devices")
-        self.do(rule="write", device=device, graph=graph, record="r0", op="edit")
-        self.do(rule="advance", seconds=30)
+            self.do(A.Errors(status=503, seconds=120, route="GET /graphs/:gid/devices"))
+        self.do(A.Write(device=device, graph=graph, record="r0", op="edit"))
+        self.do(A.Advance(seconds=30))
 
     @since_classic
     @swarm("link")
@@ -317,10 +314,10 @@ class WorldMachine(RuleBasedStateMachine):
         nobody else may have approved the new device, which then stays behind an epoch
         (client rule 5: it must hold its writes; the spec's Ceremonies)."""
         device = self.next_device(member)
-        self.ceremony({"rule": "link", "member": member, "device": device, "announce": False})
+        self.ceremony(A.Link(member=member, device=device, announce=False))
         slots = self.world.slots
         for _ in range(2):  # until a key recheck has shown the new device to the old ones
-            self.do(rule="advance", seconds=30)
+            self.do(A.Advance(seconds=30))
             old = [
                 d
                 for d in self.honest_devices()
@@ -331,17 +328,17 @@ class WorldMachine(RuleBasedStateMachine):
         else:
             return
         by = self.pick(data, old, "approver")
-        self.do(rule="approve", by=by, device=device)
-        self.do(rule="advance", seconds=30)  # the approver grants the keys
+        self.do(A.Approve(by=by, device=device))
+        self.do(A.Advance(seconds=30))  # the approver grants the keys
         others = [d for d in self.honest_devices() if slots[d].member == member and d != by]
         if not others:
             return
         revoker = self.pick(data, others, "revoker")
-        self.ceremony({"rule": "revoke", "by": revoker, "device": by})
-        self.do(rule="advance", seconds=120)  # past the rotation's grace (revocation.py)
+        self.ceremony(A.Revoke(by=revoker, device=by))
+        self.do(A.Advance(seconds=120))  # past the rotation's grace (revocation.py)
         graph = self.pick(data, self.graphs_of(device), "graph")
-        self.do(rule="write", device=device, graph=graph, record="r0", op="edit")
-        self.do(rule="advance", seconds=30)
+        self.do(A.Write(device=device, graph=graph, record="r0", op="edit"))
+        self.do(A.Advance(seconds=30))
 
     @swarm("approve")
     @rule(data=st.data())
@@ -358,7 +355,7 @@ class WorldMachine(RuleBasedStateMachine):
         by, device = self.pick(data, pending, "pending")
         verdicts = CLASSIC_VERDICTS if self.classic else ["pair", "pair", "approve", "reject"]
         verdict = self.pick(data, verdicts, "verdict")
-        self.do(rule=verdict, by=by, device=device)
+        self.do(A.BY_RULE[verdict](by=by, device=device))
 
     def _same_member_pairs(self) -> list[tuple[str, str]]:
         devices = self.honest_devices()
@@ -376,7 +373,7 @@ class WorldMachine(RuleBasedStateMachine):
         pairs = self._same_member_pairs()
         if pairs:
             by, device = self.pick(data, pairs, "revoke")
-            self.ceremony({"rule": "revoke", "by": by, "device": device})
+            self.ceremony(A.Revoke(by=by, device=device))
 
     @swarm("rotate")
     @rule(data=st.data(), graph=st.sampled_from(GRAPHS))
@@ -384,9 +381,7 @@ class WorldMachine(RuleBasedStateMachine):
         """Any running holder rotates (a thief too)."""
         holders = [d for d in self.alive() if graph in self.graphs_of(d)]
         if holders:
-            self.ceremony(
-                {"rule": "rotate", "by": self.pick(data, holders, "rotator"), "graph": graph}
-            )
+            self.ceremony(A.Rotate(by=self.pick(data, holders, "rotator"), graph=graph))
 
     @since_classic
     @swarm("rotate")
@@ -400,7 +395,7 @@ class WorldMachine(RuleBasedStateMachine):
         holders = [d for d in self.honest_devices() if graph in self.graphs_of(d)]
         if len(holders) >= 2:
             pair = st.lists(st.sampled_from(holders), min_size=2, max_size=2, unique=True)
-            self.do(rule="rotate-race", devices=data.draw(pair), graph=graph)
+            self.do(A.RotateRace(devices=data.draw(pair), graph=graph))
 
     @swarm("recover")
     @rule(data=st.data())
@@ -408,7 +403,7 @@ class WorldMachine(RuleBasedStateMachine):
         alices = [d for d in self.honest_devices() if self.world.slots[d].member == "alice"]
         if alices and "a9" not in self.world.slots:
             source = self.pick(data, alices, "source")
-            self.ceremony({"rule": "recover", "member": "alice", "device": "a9", "source": source})
+            self.ceremony(A.Recover(member="alice", device="a9", source=source))
 
     @swarm("invite")
     @rule(data=st.data())
@@ -417,9 +412,7 @@ class WorldMachine(RuleBasedStateMachine):
         inviters = [d for d in self.honest_devices() if "g:team" in self.graphs_of(d)]
         if inviters and "d1" not in self.world.slots:
             by = self.pick(data, inviters, "inviter")
-            self.ceremony(
-                {"rule": "invite", "by": by, "graph": "g:team", "member": "dave", "device": "d1"}
-            )
+            self.ceremony(A.Invite(by=by, graph="g:team", member="dave", device="d1"))
 
     @swarm("interrupt")
     @rule(
@@ -435,9 +428,9 @@ class WorldMachine(RuleBasedStateMachine):
         if not choices:
             return
         step = self.pick(data, choices, "ceremony")
-        if step["rule"] == "link":
+        if isinstance(step, A.Link):
             self.links += 1
-        self.do(rule="interrupt", ceremony=step, requests=requests, before=before, fault=fault)
+        self.do(A.Interrupt(ceremony=step, requests=requests, before=before, fault=fault))
 
     @swarm("rogue")
     @rule(data=st.data(), record=st.sampled_from(RECORDS), how=st.sampled_from(HOWS))
@@ -449,10 +442,8 @@ class WorldMachine(RuleBasedStateMachine):
         if chosen is None:
             return
         device, graph = chosen
-        step = {"rule": "forge", "device": device, "graph": graph, "record": record, "how": how}
-        if how == "wrap":
-            step["gap"] = self.pick(data, ["latest", "oldest"], "gap")
-        self.do(**step)
+        gap = self.pick(data, ["latest", "oldest"], "gap") if how == "wrap" else None
+        self.do(A.Forge(device=device, graph=graph, record=record, how=how, gap=gap))
 
     @swarm("rogue")
     @rule(data=st.data(), count=st.integers(1, 40))
@@ -466,7 +457,7 @@ class WorldMachine(RuleBasedStateMachine):
                 return
             now = relay_time_ms(self.world.now())
             request = data.draw(requests(oracle.check.model, rogue.SPACE, now), label="request")
-            self.do(rule="rogue", request=rogue.encode(request))
+            self.do(A.Rogue(request=rogue.encode(request)))
 
     # -- the directory --------------------------------------------------------------------
 
@@ -474,7 +465,7 @@ class WorldMachine(RuleBasedStateMachine):
     @rule(member=st.sampled_from(("carol", "bob")), leave=st.booleans())
     def membership(self, member, leave):
         """A member leaves or rejoins the group (the roster keeps its devices)."""
-        self.do(rule="leave" if leave else "join", member=member)
+        self.do((A.Leave if leave else A.Join)(member=member))
 
     @swarm("capability")
     @rule(
@@ -482,7 +473,7 @@ class WorldMachine(RuleBasedStateMachine):
         may=st.sampled_from(["read-only", "all", "no-rotate"]),
     )
     def capability(self, member, may):
-        self.do(rule="capability", member=member, may=may)
+        self.do(A.Capability(member=member, may=may))
 
     # -- blobs ----------------------------------------------------------------------------
 
@@ -496,7 +487,7 @@ class WorldMachine(RuleBasedStateMachine):
         blob = f"{device}-b{len(self.steps)}"
         self.blobs.append((graph, blob))
         name, ttl = policy
-        self.do(rule="blob-upload", device=device, graph=graph, blob=blob, policy=name, ttl=ttl)
+        self.do(A.BlobUpload(device=device, graph=graph, blob=blob, policy=name, ttl=ttl))
 
     @swarm("blobs")
     @rule(data=st.data(), ack=st.booleans(), delete=st.booleans())
@@ -510,16 +501,16 @@ class WorldMachine(RuleBasedStateMachine):
             return
         device = self.pick(data, readers, "device")
         if delete:
-            self.do(rule="blob-delete", device=device, graph=graph, blob=blob)
+            self.do(A.BlobDelete(device=device, graph=graph, blob=blob))
         else:
-            self.do(rule="blob-fetch", device=device, graph=graph, blob=blob, ack=ack)
+            self.do(A.BlobFetch(device=device, graph=graph, blob=blob, ack=ack))
 
     @swarm("blobs")
     @precondition(lambda self: self.params.relay.get("sweep_interval_ms") == 0)
     @rule()
     def sweep(self):
         """The built-in sweeper is off: the one external job sweeps."""
-        self.do(rule="sweep")
+        self.do(A.Sweep())
 
     # -- faults ---------------------------------------------------------------------------
 
@@ -530,16 +521,16 @@ class WorldMachine(RuleBasedStateMachine):
             d for d, s in sorted(self.world.slots.items()) if s.device is None and not s.revoked
         ]
         if down and data.draw(st.booleans(), label="restart"):
-            self.do(rule="restart", device=self.pick(data, down, "device"))
+            self.do(A.Restart(device=self.pick(data, down, "device")))
         elif len(self.honest_devices()) > 2:
-            self.do(rule="crash", device=self.pick(data, self.honest_devices(), "device"))
+            self.do(A.Crash(device=self.pick(data, self.honest_devices(), "device")))
 
     @swarm("jump")
     @rule(data=st.data(), ms=st.sampled_from([-600_000, -90_000, 90_000, 400_000, 3_600_000]))
     def jump_clock(self, data, ms):
         if not self.honest_devices():
             return
-        self.do(rule="jump", device=self.pick(data, self.honest_devices(), "device"), ms=ms)
+        self.do(A.Jump(device=self.pick(data, self.honest_devices(), "device"), ms=ms))
 
     @swarm("partition")
     @rule(data=st.data(), seconds=st.sampled_from([10, 60, 300]))
@@ -549,12 +540,12 @@ class WorldMachine(RuleBasedStateMachine):
         devices = data.draw(
             st.lists(st.sampled_from(self.alive()), min_size=1, max_size=3, unique=True)
         )
-        self.do(rule="partition", devices=sorted(devices), seconds=seconds)
+        self.do(A.Partition(devices=sorted(devices), seconds=seconds))
 
     @swarm("partition")
     @rule()
     def heal(self):
-        self.do(rule="heal")
+        self.do(A.Heal())
 
     @swarm("errors")
     @rule(data=st.data(), status=st.sampled_from([503, 429]))
@@ -564,13 +555,12 @@ class WorldMachine(RuleBasedStateMachine):
         ``classic`` work: whole outages of 5 or 30 s, as 685eb33 drew."""
         seconds = self.pick(data, [5, 30] if self.classic else [5, 30, 120], "seconds")
         route = None if self.classic else self.pick(data, OUTAGE_ROUTES, "route")
-        step = {"rule": "errors", "status": status, "seconds": seconds}
-        self.do(**step, **({"route": route} if route else {}))
+        self.do(A.Errors(status=status, seconds=seconds, route=route))
 
     @swarm("relay-crash")
     @rule(seconds=st.sampled_from([5, 30]))
     def relay_crash(self, seconds):
-        self.do(rule="relay-crash", seconds=seconds)
+        self.do(A.RelayCrash(seconds=seconds))
 
 
 class HonestMachine(WorldMachine):
@@ -589,17 +579,17 @@ class AdversaryMachine(WorldMachine):
         pairs = self._same_member_pairs()
         if pairs:
             by, device = self.pick(data, pairs, "steal")
-            out.append({"rule": "steal", "by": by, "device": device})
+            out.append(A.Steal(by=by, device=device))
         return out
 
-    def _mode(self, data, name: str, params: dict, target: str) -> dict:
+    def _mode(self, data, name: str, params: dict, target: str) -> A.Adversary:
         params = dict(params)
         if name == "rollback":
             params["snapshot_at"] = 0
         if name == "substitute-keys":
             others = [d for d in self.honest_devices() if d != target]
             params["victim"] = self.pick(data, others, "victim")
-        return {"rule": "adversary", "mode": name, "targets": [target], "params": params}
+        return A.Adversary(mode=name, targets=[target], params=params)
 
     @swarm("adversary")
     @rule(data=st.data())
@@ -608,7 +598,7 @@ class AdversaryMachine(WorldMachine):
             return
         mode = self.pick(data, CLASSIC_MODES if self.classic else MODES, "mode")
         target = self.pick(data, self.honest_devices(), "target")
-        self.do(**self._mode(data, *mode, target))
+        self.do(self._mode(data, *mode, target))
 
     @since_classic
     @swarm("adversary")
@@ -636,28 +626,28 @@ class AdversaryMachine(WorldMachine):
         ]
         if not shared:
             return
-        self.do(**self._mode(data, *mode, target))
+        self.do(self._mode(data, *mode, target))
         writer, graph = self.pick(data, shared, "writer")
         sides = [writer, target] if mode[0] in ("fork", "rollback") else [writer]
         for device in sides:
             if count == 1:
-                self.do(rule="write", device=device, graph=graph, record="r0", op="edit")
+                self.do(A.Write(device=device, graph=graph, record="r0", op="edit"))
             else:
-                self.do(rule="burst", device=device, graph=graph, count=count)
+                self.do(A.Burst(device=device, graph=graph, count=count))
         if mode[0] == "substitute-keys":
-            self.do(rule="rotate", by=target, graph=graph)
-        self.do(rule="advance", seconds=30)
-        self.do(rule="advance", seconds=30)
+            self.do(A.Rotate(by=target, graph=graph))
+        self.do(A.Advance(seconds=30))
+        self.do(A.Advance(seconds=30))
         if merge and mode[0] in ("fork", "rollback"):
-            self.do(rule="merge")
-            self.do(rule="advance", seconds=30)
+            self.do(A.Merge())
+            self.do(A.Advance(seconds=30))
 
     @since_classic
     @swarm("adversary")
     @rule()
     def merge(self):
         """The relay ends its oldest mode: a fork or rollback meets the honest history."""
-        self.do(rule="merge")
+        self.do(A.Merge())
 
     @since_classic
     @swarm("adversary")
@@ -671,8 +661,8 @@ class AdversaryMachine(WorldMachine):
         if not down or not self.honest_devices():
             return
         target = self.pick(data, down, "device")
-        self.do(rule="restart", device=target)
-        self.do(**self._mode(data, *mode, target))
+        self.do(A.Restart(device=target))
+        self.do(self._mode(data, *mode, target))
 
     @swarm("steal")
     @rule(data=st.data())
@@ -680,7 +670,7 @@ class AdversaryMachine(WorldMachine):
         pairs = self._same_member_pairs()
         if pairs:
             by, device = self.pick(data, pairs, "steal")
-            self.ceremony({"rule": "steal", "by": by, "device": device})
+            self.ceremony(A.Steal(by=by, device=device))
 
 
 def machine_for(variant: Variant, honest: bool, classic: bool = False) -> type[WorldMachine]:

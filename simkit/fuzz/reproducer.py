@@ -18,6 +18,7 @@ import attrs
 
 from simkit import __version__
 from simkit.errors import InputError
+from simkit.fuzz.actions import Step, StepError, parse_step
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
@@ -29,11 +30,18 @@ class ReproducerError(InputError):
     """A reproducer file is missing, unreadable, or lacks a field."""
 
 
+def parse_steps(steps) -> tuple[Step, ...]:
+    """A step list (steps or their JSON objects), each checked (``parse_step``)."""
+    if not isinstance(steps, list | tuple):
+        raise StepError(f'"steps" must be a list of steps, not {type(steps).__name__}')
+    return tuple(parse_step(step, f"step {index}") for index, step in enumerate(steps))
+
+
 @attrs.frozen
 class Reproducer:
     machine: str  # "honest" | "adversary"
     params: WorldParams
-    steps: tuple[dict, ...]
+    steps: tuple[Step, ...] = attrs.field(converter=parse_steps)
     variant: str | None = None  # "module:name" or "path/to/file.py:name"
     violations: tuple[dict, ...] = ()
     trace_hash: str | None = None
@@ -46,7 +54,7 @@ class Reproducer:
             "machine": self.machine,
             "variant": self.variant,
             "world": self.params.to_json(),
-            "steps": list(self.steps),
+            "steps": [step.to_json() for step in self.steps],
             "violations": list(self.violations),
             "trace_hash": self.trace_hash,
         }
@@ -67,6 +75,8 @@ class Reproducer:
             raise ReproducerError(f"{path}: not JSON: {exc}") from None
         try:
             return cls.from_json(data, Path(path).parent, origin=str(path))
+        except StepError as exc:
+            raise ReproducerError(f"{path}: {exc}") from None
         except (KeyError, TypeError) as exc:
             raise ReproducerError(f"{path}: missing or malformed field {exc}") from None
 
@@ -80,7 +90,7 @@ class Reproducer:
         return cls(
             machine=data["machine"],
             params=WorldParams(**data["world"]),
-            steps=tuple(data["steps"]),
+            steps=data["steps"],
             variant=variant and ref_resolved_from(variant, folder),
             violations=tuple(data.get("violations", ())),
             trace_hash=data.get("trace_hash"),
@@ -105,7 +115,7 @@ class Replay:
             return "at quiescence"
         if self.failed_at < 0:
             return "before the first step"
-        return f"after step {self.failed_at}: {json.dumps(repro.steps[self.failed_at])}"
+        return f"after step {self.failed_at}: {json.dumps(repro.steps[self.failed_at].to_json())}"
 
 
 def replay(repro: Reproducer) -> Replay:

@@ -24,13 +24,11 @@ from pathlib import Path
 
 import attrs
 from hypothesis import HealthCheck, Phase, Verbosity, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis.control import current_build_context
 from hypothesis.errors import HypothesisException
-from hypothesis.stateful import get_state_machine_test
 
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.errors import describe
+from simkit.fuzz.engine import ChunkRunner, Stop, replaying_final
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
 from simkit.invariants import Monitor
@@ -44,7 +42,7 @@ CHUNK_EXAMPLES = 5
 SHRINK_CAP_S = 270.0
 
 
-class _BudgetSpent(KeyboardInterrupt):
+class _BudgetSpent(Stop):
     """The budget ran out: stop Hypothesis at once, as Ctrl-C would."""
 
 
@@ -170,32 +168,22 @@ def fuzz(
 
 
 def _chunk_runner(machine: type[WorldMachine], session: "_Session", max_steps: int, phases):
-    """Run one chunk of ``machine`` under a seed: its Hypothesis test is built once and
-    reused for every chunk, because building one reads the machine's module source
-    (``function_digest``, tens of ms)."""
-    test = get_state_machine_test(
+    """Run chunks of ``machine``'s examples, each under its seed, checking the budget
+    before each example and keeping each failing run."""
+    return ChunkRunner(
         machine,
-        settings=settings(
+        settings(
             max_examples=CHUNK_EXAMPLES,
             stateful_step_count=max_steps,
             deadline=None,
-            database=None,  # @seed below would drop it anyway
+            database=None,  # a seeded run would drop it anyway
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=False,
             verbosity=Verbosity.quiet,  # the runner reports the failing run itself
             phases=phases,
         ),
-    )
-    test.hypothesis.inner_test = session.observe(test.hypothesis.inner_test, machine)
-    own = test._hypothesis_internal_use_settings
-
-    def chunk(chunk_seed: int) -> None:
-        # @seed wraps the test's settings in one more layer each time it is applied:
-        # give the reused test its own back first, or a long run grows a chain of them
-        test._hypothesis_internal_use_settings = own
-        hypothesis_seed(chunk_seed)(test)()
-
-    return chunk
+        functools.partial(session.example, machine.honest),
+    ).run
 
 
 class _Session:
@@ -214,32 +202,26 @@ class _Session:
         self.ctrl_c = CtrlC()
         self.ran: set[bool] = set()  # machine.honest of the machines that ran an example
 
-    def observe(self, inner, machine: type[WorldMachine]):
-        """Wrap Hypothesis's test function (its ``inner_test`` hook) to check the
-        budget before each example and keep each failing run."""
-
-        @functools.wraps(inner)  # Hypothesis reads the test's name and signature
-        def example(*args, **kwargs):
-            machine.last = None
-            self.before_example()
-            self.ran.add(machine.honest)
-            try:
-                inner(*args, **kwargs)
-            except HypothesisException:
-                raise  # Hypothesis's own control flow or error, not a finding
-            except Exception as exc:
-                self.failed(machine.last, machine.honest, exc)
-                raise
-            finally:
-                last = machine.last
-                self.result.steps += len(last.steps) if last else 0
-                if last is not None and last.driver is not None:
-                    self.result.coverage.merge(last.world.coverage)
-
-        return example
+    def example(self, honest: bool, run, machine) -> None:
+        """One example of a machine (``honest`` or not): check the budget before it,
+        keep it if it fails, count what it did."""
+        self.before_example()
+        self.ran.add(honest)
+        try:
+            run()
+        except HypothesisException:
+            raise  # Hypothesis's own control flow or error, not a finding
+        except Exception as exc:
+            self.failed(machine(), honest, exc)
+            raise
+        finally:
+            last = machine()
+            self.result.steps += len(last.steps) if last else 0
+            if last is not None and last.driver is not None:
+                self.result.coverage.merge(last.world.coverage)
 
     def before_example(self) -> None:
-        if current_build_context().is_final:
+        if replaying_final():
             return  # Hypothesis replays its shrunk example to report it: let it run
         result, now = self.result, wall_clock()
         result.seconds = now - self.start

@@ -1,8 +1,10 @@
-"""Fuzz steps: world actions as plain JSON data.
+"""Doing fuzz steps: each step class of ``simkit.fuzz.actions`` and the function that
+does it in a driven world.
 
 The state machines and ``simkit replay`` apply steps through ``apply_step`` only,
-so a reproducer's step list reruns exactly what the fuzzer did. Each rule is one
-small function; ``RULES`` maps a step's ``rule`` to it.
+so a reproducer's step list reruns exactly what the fuzzer did. Steps that are world
+actions done now (a revoke, a partition) build their ``simkit.sim.spec`` action and
+perform it, as a scenario's schedule would.
 """
 
 import functools
@@ -11,8 +13,10 @@ import json
 import trio
 
 from simkit.client.blobs import ack_blob, delete_blob, download_blob, upload_blob
-from simkit.errors import InputError, SimkitError
+from simkit.errors import SimkitError
+from simkit.fuzz import actions as A
 from simkit.fuzz import rogue
+from simkit.fuzz.actions import StepError, parse_step
 from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
@@ -21,27 +25,20 @@ from simkit.sim.schedule import perform_now
 from simkit.sim.workload import Write, plaintext
 from simkit.sim.world import Tripwire
 
-__all__ = ["MEMBERS", "RULES", "StepError", "WorldParams", "apply_step"]
+__all__ = ["MEMBERS", "StepError", "WorldParams", "apply_step"]
 
 
-class StepError(InputError):
-    """A step names an unknown rule or misses a field."""
-
-
-def apply_step(driver, step: dict, index: int) -> None:
-    """Do one step in the driven world (and wait until it settles)."""
-    rule = step.get("rule")
-    do = RULES.get(rule)
-    if do is None:
-        raise StepError(f"step {index}: unknown rule {rule!r}")
+def apply_step(driver, step: "A.Step | dict", index: int) -> None:
+    """Do one step in the driven world (and wait until it settles). A JSON object is
+    read as a step first (``parse_step``: refused with a ``StepError`` if it reads wrongly)."""
+    step = parse_step(step, f"step {index}")
     try:
-        do(driver, step, index)
+        DO[type(step)](driver, step, index)
     except Exception as exc:
-        if exc is not driver.failure:  # the step, not the world, is wrong
-            if isinstance(exc, KeyError):
-                raise StepError(f"step {index} ({rule}): missing field {exc}") from None
-            raise
-        exc.add_note(f"during fuzz step {index}: {json.dumps(step)}")
+        if exc is driver.failure:  # the world failed during the step
+            exc.add_note(f"during fuzz step {index}: {json.dumps(step.to_json())}")
+        elif isinstance(exc, KeyError):  # the step names what the world does not have
+            raise StepError(f"step {index} ({step.RULE}): {exc} is not in this world") from None
         raise
 
 
@@ -50,42 +47,43 @@ def apply_step(driver, step: dict, index: int) -> None:
 
 def _write(driver, step, index) -> None:
     world = driver.world
-    driver.do(world.apply, step["device"], _app_write(world, step, index))
+    driver.do(world.apply, step.device, _app_write(world, step.device, step, index))
 
 
 def _concurrent(driver, step, index) -> None:
     """Two devices write one record at the same instant (equal revs are likely)."""
     world = driver.world
-    for device_id in step["devices"]:
-        driver.do(world.apply, device_id, _app_write(world, {**step, "device": device_id}, index))
+    for device_id in step.devices:
+        driver.do(world.apply, device_id, _app_write(world, device_id, step, index))
 
 
 def _burst(driver, step, index) -> None:
     """Many new records at once, enough to cross a checkpoint boundary (64 seqs)."""
     world = driver.world
-    slot = world.slots[step["device"]]
-    graph_id = graph_id_for(step["graph"], slot.member)
+    slot = world.slots[step.device]
+    graph_id = graph_id_for(step.graph, slot.member)
 
     def burst():
-        for i in range(step["count"]):
-            data = plaintext(step["device"], index * 1000 + i, 16)
-            world.apply(step["device"], Write(graph_id, f"x{index}-{i}", "create", "note", data))
+        for i in range(step.count):
+            data = plaintext(step.device, index * 1000 + i, 16)
+            world.apply(step.device, Write(graph_id, f"x{index}-{i}", "create", "note", data))
 
     driver.do(burst)
 
 
-def _app_write(world, step: dict, index: int) -> Write:
-    slot = world.slots[step["device"]]
-    graph_id = graph_id_for(step["graph"], slot.member)
-    held = slot.device.get(graph_id, step["record"])
+def _app_write(world, device_id: str, step, index: int) -> Write:
+    slot = world.slots[device_id]
+    graph_id = graph_id_for(step.graph, slot.member)
+    held = slot.device.get(graph_id, step.record)
     kind = held["kind"] if held else "note"
-    op = "delete" if step.get("op") == "delete" and held else "edit" if held else "create"
-    data = {} if op == "delete" else plaintext(step["device"], index, 16)
-    return Write(graph_id, step["record"], op, kind, data)
+    deletes = getattr(step, "op", None) == "delete"
+    op = "delete" if deletes and held else "edit" if held else "create"
+    data = {} if op == "delete" else plaintext(device_id, index, 16)
+    return Write(graph_id, step.record, op, kind, data)
 
 
 def _refresh(driver, step, index) -> None:
-    driver.run(_sync_now, [driver.world.slots[d].device for d in step["devices"]])
+    driver.run(_sync_now, [driver.world.slots[d].device for d in step.devices])
 
 
 async def _sync_now(devices) -> None:
@@ -100,12 +98,12 @@ def _pair(driver, step, index) -> None:
     """A human compares the pairing codes the two devices show: approve when they
     match, reject when they differ (keys substituted on the way)."""
     world = driver.world
-    holder, new = world.slots[step["by"]].device, world.slots[step["device"]].device
-    if holder is None or holder.store.get("seen", step["device"]) is None:
+    holder, new = world.slots[step.by].device, world.slots[step.device].device
+    if holder is None or holder.store.get("seen", step.device) is None:
         return
-    shown = holder.pairing_code_of(step["device"])
+    shown = holder.pairing_code_of(step.device)
     same = new is not None and shown == new.pairing_code()
-    _perform(driver, (S.Approve if same else S.Reject)(step["by"], step["device"], driver.now()))
+    _perform(driver, (S.Approve if same else S.Reject)(step.by, step.device, driver.now()))
 
 
 def _forge(driver, step, index) -> None:
@@ -116,31 +114,31 @@ def _forge(driver, step, index) -> None:
     (``gap: oldest``) of the oldest epoch a device lacks, so that a device meets an
     unopenable wrap below the latest."""
     world = driver.world
-    slot = world.slots[step["device"]]
+    slot = world.slots[step.device]
     if slot.device is None:
         return
-    graph_id = graph_id_for(step["graph"], slot.member)
+    graph_id = graph_id_for(step.graph, slot.member)
     sk = slot.device.storage_key(graph_id)
 
     async def send():
-        if step["how"] == "wrap":
-            gap = _gap(world, sk, step["device"], step.get("gap", "latest"))
+        if step.how == "wrap":
+            gap = _gap(world, sk, step.device, step.gap or "latest")
             request = gap and forged_grant(slot.device, graph_id, *gap)
             if gap is not None:
                 world.ledger.forge_grant(sk, gap[1], gap[0])
         else:
-            op = forged_op(slot.device, graph_id, step["record"], step["how"])
+            op = forged_op(slot.device, graph_id, step.record, step.how)
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             if op is not None:
-                world.ledger.forge(sk, step["record"], op["rev"])
+                world.ledger.forge(sk, step.record, op["rev"])
         if request is None:
             return
         try:
             await slot.device.request(*request)
         except SimkitError as exc:
-            world.note("event", step["device"], name="app.forge-failed", detail=str(exc))
+            world.note("event", step.device, name="app.forge-failed", detail=str(exc))
 
-    driver.run(world.on_device, step["device"], send)
+    driver.run(world.on_device, step.device, send)
 
 
 def _gap(world, sk: str, forger: str, which: str) -> tuple[str, int] | None:
@@ -164,50 +162,50 @@ def _gap(world, sk: str, forger: str, which: str) -> tuple[str, int] | None:
 def _blob_call(driver, step, call) -> None:
     """Run a blob call on a device; a refusal is the application's to handle (traced)."""
     world = driver.world
-    slot = world.slots[step["device"]]
+    slot = world.slots[step.device]
     if slot.device is None:
         return
-    graph_id = graph_id_for(step["graph"], slot.member)
+    graph_id = graph_id_for(step.graph, slot.member)
 
     async def attempt():
         try:
             await call(slot.device, graph_id)
         except SimkitError as exc:
             world.note(
-                "event", step["device"], name="app.blob-failed", blob=step["blob"], detail=str(exc)
+                "event", step.device, name="app.blob-failed", blob=step.blob, detail=str(exc)
             )
 
-    driver.run(world.on_device, step["device"], attempt)
+    driver.run(world.on_device, step.device, attempt)
 
 
 def _blob_upload(driver, step, index) -> None:
-    blob = step["blob"]
+    blob = step.blob
     data = b"blob:" + blob.encode()
 
     async def call(device, graph_id):
-        await upload_blob(device, graph_id, blob, data, step["policy"], step.get("ttl"))
+        await upload_blob(device, graph_id, blob, data, step.policy, step.ttl)
 
     _blob_call(driver, step, call)
 
 
 def _blob_fetch(driver, step, index) -> None:
     async def call(device, graph_id):
-        await download_blob(device, graph_id, step["blob"])
-        if step.get("ack"):
-            await ack_blob(device, graph_id, step["blob"])
+        await download_blob(device, graph_id, step.blob)
+        if step.ack:
+            await ack_blob(device, graph_id, step.blob)
 
     _blob_call(driver, step, call)
 
 
 def _blob_delete(driver, step, index) -> None:
     async def call(device, graph_id):
-        await delete_blob(device, graph_id, step["blob"])
+        await delete_blob(device, graph_id, step.blob)
 
     _blob_call(driver, step, call)
 
 
 def _rogue(driver, step, index) -> None:
-    driver.run(driver.world.send_raw, rogue.decode(step["request"]))
+    driver.run(driver.world.send_raw, rogue.decode(step.request))
 
 
 def _sweep(driver, step, index) -> None:
@@ -220,14 +218,9 @@ def _sweep(driver, step, index) -> None:
 # -- the directory -------------------------------------------------------------------------
 
 
-def _membership(driver, step, index) -> None:
-    action = S.Leave if step["rule"] == "leave" else S.Join
-    _perform(driver, action(GROUP, step["member"], driver.now()))
-
-
 def _capability(driver, step, index) -> None:
     """The host changes what a member may do in the group (read-only, no rotate, all)."""
-    driver.do(driver.world.host.set_capabilities, step["member"], GROUP, CAPABILITIES[step["may"]])
+    driver.do(driver.world.host.set_capabilities, step.member, GROUP, CAPABILITIES[step.may])
 
 
 # -- faults, ceremonies, the adversary ---------------------------------------------------
@@ -238,7 +231,7 @@ def _heal(driver, step, index) -> None:
 
 
 def _restart(driver, step, index) -> None:
-    driver.do(driver.world.restart, step["device"])
+    driver.do(driver.world.restart, step.device)
 
 
 def _merge(driver, step, index) -> None:
@@ -251,29 +244,22 @@ def _merge(driver, step, index) -> None:
 def _interrupt(driver, step, index) -> None:
     """Arm a crash or a partition on the ceremony's device right before (or after) its
     k-th request, then run the ceremony: it stops between two of its steps."""
-    world, ceremony = driver.world, step["ceremony"]
-    device_id = ceremony.get("device") if ceremony["rule"] in _NEW_DEVICE else ceremony["by"]
+    world, ceremony = driver.world, step.ceremony
+    device_id = ceremony.creates() or ceremony.by
 
     def fire():
-        action = _ACTION_NAMES[ceremony["rule"]]
-        world.note("fault", "schedule", name="Interrupt", action=action, fault=step["fault"])
-        if step["fault"] == "crash":
+        action = type(ceremony.action(0)).__name__
+        world.note("fault", "schedule", name="Interrupt", action=action, fault=step.fault)
+        if step.fault == "crash":
             world.crash(device_id)
         else:
             world.network.partition([device_id], until=trio.current_time() + 60)
 
-    world.tripwires[device_id] = Tripwire(step["requests"], step["before"], fire)
+    world.tripwires[device_id] = Tripwire(step.requests, step.before, fire)
     try:
         apply_step(driver, ceremony, index)
     finally:
         world.tripwires.pop(device_id, None)
-
-
-_NEW_DEVICE = ("link", "recover", "invite")
-_ACTION_NAMES = {
-    "link": "LinkDevice", "revoke": "Revoke", "rotate": "Rotate", "recover": "Recover",
-    "invite": "Invite", "steal": "Steal",
-}  # fmt: skip
 
 
 def _rotate_race(driver, step, index) -> None:
@@ -284,8 +270,8 @@ def _rotate_race(driver, step, index) -> None:
 
     async def both():
         async with trio.open_nursery() as nursery:
-            for device_id in step["devices"]:
-                rotate = S.Rotate(device_id, step["graph"], now)
+            for device_id in step.devices:
+                rotate = S.Rotate(device_id, step.graph, now)
                 nursery.start_soon(perform_now, driver.world, rotate)
 
     driver.run(both)
@@ -295,53 +281,39 @@ def _perform(driver, action) -> None:
     driver.run(perform_now, driver.world, action)
 
 
-def _action(build):
-    def rule(driver, step, index):
-        _perform(driver, build(step, driver.now()))
-        if step.get("announce"):  # the app tells every online device to sync now
-            slots = sorted(driver.world.slots.items())
-            driver.run(_sync_now, [s.device for _, s in slots])
-
-    return rule
+def _act(driver, step, index) -> None:
+    """A world action done now (``simkit.sim.spec``), as a scenario's schedule does it."""
+    _perform(driver, step.action(driver.now()))
+    if getattr(step, "announce", False):  # the app tells every online device to sync now
+        slots = sorted(driver.world.slots.items())
+        driver.run(_sync_now, [s.device for _, s in slots])
 
 
-RULES = {
-    "advance": lambda driver, step, index: driver.advance(step["seconds"]),
-    "write": _write,
-    "concurrent": _concurrent,
-    "burst": _burst,
-    "refresh": _refresh,
-    "pair": _pair,
-    "blob-upload": _blob_upload,
-    "blob-fetch": _blob_fetch,
-    "blob-delete": _blob_delete,
-    "sweep": _sweep,
-    "leave": _membership,
-    "join": _membership,
-    "capability": _capability,
-    "heal": _heal,
-    "restart": _restart,
-    "merge": _merge,
-    "interrupt": _interrupt,
-    "forge": _forge,
-    "rogue": _rogue,
-    "link": _action(lambda s, now: S.LinkDevice(s["member"], s["device"], now)),
-    "approve": _action(lambda s, now: S.Approve(s["by"], s["device"], now)),
-    "reject": _action(lambda s, now: S.Reject(s["by"], s["device"], now)),
-    "revoke": _action(lambda s, now: S.Revoke(s["by"], s["device"], now)),
-    "steal": _action(lambda s, now: S.Steal(s["by"], s["device"], now)),
-    "rotate": _action(lambda s, now: S.Rotate(s["by"], s["graph"], now)),
-    "rotate-race": _rotate_race,
-    "recover": _action(lambda s, now: S.Recover(s["member"], s["device"], s["source"], now)),
-    "invite": _action(lambda s, now: S.Invite(s["by"], s["graph"], s["member"], s["device"], now)),
-    "partition": _action(lambda s, now: S.Partition(tuple(s["devices"]), now, now + s["seconds"])),
-    "crash": _action(lambda s, now: S.CrashDevice(s["device"], now, restart_after=None)),
-    "relay-crash": _action(lambda s, now: S.CrashRelay(now, now + s["seconds"])),
-    "errors": _action(
-        lambda s, now: S.ErrorBurst(s["status"], now, now + s["seconds"], s.get("route"))
-    ),
-    "jump": _action(lambda s, now: S.ClockStep(s["device"], now, s["ms"])),
-    "adversary": _action(
-        lambda s, now: S.Adversary(s["mode"], now, tuple(s["targets"]), s["params"])
-    ),
-}
+DO = {
+    A.Advance: lambda driver, step, index: driver.advance(step.seconds),
+    A.Write: _write,
+    A.Concurrent: _concurrent,
+    A.Burst: _burst,
+    A.Refresh: _refresh,
+    A.Pair: _pair,
+    A.BlobUpload: _blob_upload,
+    A.BlobFetch: _blob_fetch,
+    A.BlobDelete: _blob_delete,
+    A.Sweep: _sweep,
+    A.Capability: _capability,
+    A.Heal: _heal,
+    A.Restart: _restart,
+    A.Merge: _merge,
+    A.Interrupt: _interrupt,
+    A.Forge: _forge,
+    A.Rogue: _rogue,
+    A.RotateRace: _rotate_race,
+    **{
+        cls: _act
+        for cls in (
+            A.Link, A.Approve, A.Reject, A.Revoke, A.Steal, A.Rotate, A.Recover, A.Invite,
+            A.Join, A.Leave, A.Partition, A.Crash, A.RelayCrash, A.Errors, A.Jump, A.Adversary,
+        )
+    },
+}  # fmt: skip
+"""What each step class does (every class of ``simkit.fuzz.actions.STEPS``)."""

@@ -13,7 +13,7 @@ from simkit.relay.routing import ROUTES
 from simkit.scenario.reader import Reader, ScenarioError
 from simkit.sim import spec as S
 from simkit.sim.adversary import MODES
-from simkit.sim.behaviours import route_name
+from simkit.sim.behaviours import ROUTE_NAMES
 
 ACTIONS = {
     "partition": S.Partition,
@@ -37,8 +37,6 @@ CREATES = (S.LinkDevice, S.Recover, S.Invite)
 """Actions whose ``device`` is a new device of ``member``."""
 CAPABILITIES = tuple(sorted({r.capability for r in ROUTES if r.capability} | {"rotate"}))
 """What a ``[[capabilities]]`` row can allow: what the relay checks."""
-ROUTE_NAMES = tuple(route_name(r) for r in ROUTES)
-"""What an ``error-burst`` ``route`` can name: one of the fifteen routes."""
 
 TEN_YEARS_MS = 10 * 365 * 86_400_000
 MODE_PARAMS: dict[str, dict[str, object]] = {

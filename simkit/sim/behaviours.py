@@ -32,6 +32,10 @@ def route_name(route: Route) -> str:
     return f"{route.method} /{'/'.join(route.pattern)}"
 
 
+ROUTE_NAMES = tuple(route_name(r) for r in ROUTES)
+"""The fifteen routes by name, as a partial outage (``route``) names one."""
+
+
 # -- relay answers, per route (spec: Authentication, Endpoints, Errors) ------------------
 
 _EVERY_ROUTE = ("200", "401 unauthenticated", "403 malformed-identity", "429 rate-limited")

@@ -89,7 +89,7 @@ def test_classic_work_takes_only_the_steps_685eb33s_machines_took(honest):
 
     class Recorded(machine):
         def teardown(self):
-            runs.append(list(self.steps))
+            runs.append([step.to_json() for step in self.steps])
             super().teardown()
 
     run_state_machine_as_test(Recorded, settings=settings(SHORT, max_examples=12))

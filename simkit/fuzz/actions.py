@@ -1,0 +1,553 @@
+"""The fuzzer's vocabulary: every step a state machine takes or a reproducer holds, as
+a small frozen class with a JSON form and the rules its fields obey.
+
+A step is done *now*, when it runs: a rule builds one, ``simkit.fuzz.steps`` applies
+it, and a reproducer file holds its JSON. Where the world already has an action for it
+(``simkit.sim.spec``: a partition, a revoke, a rotation ...), the step builds that
+action at the moment it runs (``action(now)``), so a ceremony or a fault means one
+thing in a scenario and in a fuzz run. A step that reads wrongly (an unknown rule, a
+missing field, a number out of range, an unknown key) is refused with a ``StepError``
+naming the step, the rule and the field, before anything runs.
+"""
+
+import difflib
+from collections.abc import Callable
+from typing import ClassVar
+
+import attrs
+
+from simkit.errors import InputError
+from simkit.fuzz.params import CAPABILITIES, GRAPHS, GROUP
+from simkit.protocol.ids import is_safe_id
+from simkit.sim import spec as S
+from simkit.sim.adversary import MODES
+from simkit.sim.behaviours import ROUTE_NAMES
+from simkit.sim.forge import HOWS
+
+MAX_SECONDS = 7 * 86_400  # a step waits or lasts at most a week of virtual time
+MAX_BURST = 1_000
+MAX_REQUESTS = 1_000  # how far into a ceremony a fault may be armed
+
+
+class StepError(InputError):
+    """A step names an unknown rule, misses a field or has a field out of its range."""
+
+
+# -- field rules ---------------------------------------------------------------------------
+
+
+def _fail(attribute, value, rule: str):
+    raise StepError(f"field {attribute.name!r} must be {rule}, not {value!r}")
+
+
+def _id(instance, attribute, value) -> None:
+    if not isinstance(value, str) or not is_safe_id(value):
+        _fail(attribute, value, "a safe ID ([A-Za-z0-9_-]{1,64})")
+
+
+def _ids(instance, attribute, value) -> None:
+    if not isinstance(value, tuple) or not value:
+        _fail(attribute, value, "a non-empty list of device IDs")
+    for item in value:
+        _id(instance, attribute, item)
+
+
+def _one_of(*choices) -> Callable:
+    def check(instance, attribute, value) -> None:
+        if value not in choices or isinstance(value, bool) != isinstance(choices[0], bool):
+            _fail(attribute, value, "one of " + ", ".join(map(repr, choices)))
+
+    return check
+
+
+def _number(low: float, high: float, integer: bool = False, above: bool = False) -> Callable:
+    """A number from ``low`` (or ``above`` it) to ``high``, whole if ``integer``."""
+    kind = "a whole number" if integer else "a number"
+    span = f"above {low:g}" if above else f"from {low:g}"
+
+    def check(instance, attribute, value) -> None:
+        types = int if integer else int | float
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, types)
+            or not low <= value <= high
+            or (above and value == low)
+        ):
+            _fail(attribute, value, f"{kind} {span} up to {high:g}")
+
+    return check
+
+
+SECONDS = _number(0, MAX_SECONDS, above=True)
+
+
+def _flag(instance, attribute, value) -> None:
+    if not isinstance(value, bool):
+        _fail(attribute, value, "true or false")
+
+
+def _listed(value):
+    """JSON lists become tuples (a step is frozen and hashable); anything else is kept
+    as it is for its validator to refuse."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+GRAPH = attrs.field(validator=_one_of(*GRAPHS))
+RECORD = attrs.field(validator=_id)
+DEVICE = attrs.field(validator=_id)
+
+
+# -- the steps -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Step:
+    """A step of a fuzz run. ``RULE`` is its name in the JSON form (``"rule"``)."""
+
+    RULE: ClassVar[str] = ""
+
+    def to_json(self) -> dict:
+        data = {"rule": self.RULE}
+        for field in attrs.fields(type(self)):
+            value = getattr(self, field.name)
+            if field.metadata.get("omit_default") and value == field.default:
+                continue
+            data[field.name] = _json(value)
+        return data
+
+    def devices(self) -> tuple[str, ...]:
+        """Every device this step names (who it involves)."""
+        names = []
+        for field in attrs.fields(type(self)):
+            if field.name in ("device", "by", "source"):
+                names.append(getattr(self, field.name))
+            elif field.name in ("devices", "targets"):
+                names.extend(getattr(self, field.name))
+        return tuple(names)
+
+    def creates(self) -> str | None:
+        """The device this step brings into the world, if any."""
+        return None
+
+
+def _json(value):
+    if isinstance(value, Step):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_json(v) for v in value]
+    return value
+
+
+def _omitted(default, **kwargs):
+    """A field left out of the JSON form while it has its default."""
+    return attrs.field(default=default, metadata={"omit_default": True}, **kwargs)
+
+
+@attrs.frozen
+class Advance(Step):
+    """Virtual time passes."""
+
+    RULE = "advance"
+    seconds: float = attrs.field(validator=SECONDS)
+
+
+@attrs.frozen
+class Write(Step):
+    """A user writes a record on a device: a create or an edit, or a delete of a
+    record the device holds (a delete of one it does not hold writes it)."""
+
+    RULE = "write"
+    device: str = DEVICE
+    graph: str = GRAPH
+    record: str = RECORD
+    op: str = attrs.field(default="edit", validator=_one_of("edit", "delete"))
+
+
+@attrs.frozen
+class Concurrent(Step):
+    """Two devices write one record at the same instant."""
+
+    RULE = "concurrent"
+    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    graph: str = GRAPH
+    record: str = RECORD
+
+
+@attrs.frozen
+class Burst(Step):
+    """Many new records at once (enough to cross a checkpoint boundary)."""
+
+    RULE = "burst"
+    device: str = DEVICE
+    graph: str = GRAPH
+    count: int = attrs.field(validator=_number(1, MAX_BURST, integer=True))
+
+
+@attrs.frozen
+class Refresh(Step):
+    """Users press "sync now" on several devices at once."""
+
+    RULE = "refresh"
+    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+
+
+@attrs.frozen
+class _Decision(Step):
+    by: str = DEVICE
+    device: str = DEVICE
+
+
+@attrs.frozen
+class Pair(_Decision):
+    """A human compares pairing codes: approve when they match, reject when not."""
+
+    RULE = "pair"
+
+
+@attrs.frozen
+class Approve(_Decision):
+    """A human approves a device without comparing codes."""
+
+    RULE = "approve"
+
+    def action(self, now: float) -> S.Approve:
+        return S.Approve(self.by, self.device, now)
+
+
+@attrs.frozen
+class Reject(_Decision):
+    RULE = "reject"
+
+    def action(self, now: float) -> S.Reject:
+        return S.Reject(self.by, self.device, now)
+
+
+@attrs.frozen
+class Revoke(_Decision):
+    RULE = "revoke"
+
+    def action(self, now: float) -> S.Revoke:
+        return S.Revoke(self.by, self.device, now)
+
+
+@attrs.frozen
+class Steal(_Decision):
+    RULE = "steal"
+
+    def action(self, now: float) -> S.Steal:
+        return S.Steal(self.by, self.device, now)
+
+
+@attrs.frozen
+class Link(Step):
+    """A new device registers; ``announce``: then every device syncs at once."""
+
+    RULE = "link"
+    member: str = attrs.field(validator=_id)
+    device: str = DEVICE
+    announce: bool = _omitted(False, validator=_flag)
+
+    def creates(self) -> str:
+        return self.device
+
+    def action(self, now: float) -> S.LinkDevice:
+        return S.LinkDevice(self.member, self.device, now)
+
+
+@attrs.frozen
+class Rotate(Step):
+    RULE = "rotate"
+    by: str = DEVICE
+    graph: str = GRAPH
+
+    def action(self, now: float) -> S.Rotate:
+        return S.Rotate(self.by, self.graph, now)
+
+
+@attrs.frozen
+class RotateRace(Step):
+    """Two holders rotate one graph at the same instant."""
+
+    RULE = "rotate-race"
+    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    graph: str = GRAPH
+
+
+@attrs.frozen
+class Recover(Step):
+    RULE = "recover"
+    member: str = attrs.field(validator=_id)
+    device: str = DEVICE
+    source: str = DEVICE
+
+    def creates(self) -> str:
+        return self.device
+
+    def action(self, now: float) -> S.Recover:
+        return S.Recover(self.member, self.device, self.source, now)
+
+
+@attrs.frozen
+class Invite(Step):
+    RULE = "invite"
+    by: str = DEVICE
+    graph: str = attrs.field(validator=_one_of(f"g:{GROUP}"))
+    member: str = attrs.field(validator=_id)
+    device: str = DEVICE
+
+    def creates(self) -> str:
+        return self.device
+
+    def action(self, now: float) -> S.Invite:
+        return S.Invite(self.by, self.graph, self.member, self.device, now)
+
+
+@attrs.frozen
+class Join(Step):
+    """A member joins the group (the directory changes)."""
+
+    RULE = "join"
+    member: str = attrs.field(validator=_id)
+
+    def action(self, now: float) -> S.Join:
+        return S.Join(GROUP, self.member, now)
+
+
+@attrs.frozen
+class Leave(Join):
+    RULE = "leave"
+
+    def action(self, now: float) -> S.Leave:
+        return S.Leave(GROUP, self.member, now)
+
+
+@attrs.frozen
+class Capability(Step):
+    """The host changes what a member may do in the group."""
+
+    RULE = "capability"
+    member: str = attrs.field(validator=_id)
+    may: str = attrs.field(validator=_one_of(*CAPABILITIES))
+
+
+@attrs.frozen
+class BlobUpload(Step):
+    RULE = "blob-upload"
+    device: str = DEVICE
+    graph: str = GRAPH
+    blob: str = attrs.field(validator=_id)
+    policy: str = attrs.field(validator=_one_of("retain", "transport", "ephemeral"))
+    ttl: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_number(1, 30 * 86_400_000, True))
+    )
+
+
+@attrs.frozen
+class BlobFetch(Step):
+    """A device downloads a blob (and acks it)."""
+
+    RULE = "blob-fetch"
+    device: str = DEVICE
+    graph: str = GRAPH
+    blob: str = attrs.field(validator=_id)
+    ack: bool = attrs.field(default=False, validator=_flag)
+
+
+@attrs.frozen
+class BlobDelete(Step):
+    RULE = "blob-delete"
+    device: str = DEVICE
+    graph: str = GRAPH
+    blob: str = attrs.field(validator=_id)
+
+
+@attrs.frozen
+class Sweep(Step):
+    """The one external job sweeps (the built-in sweeper is off)."""
+
+    RULE = "sweep"
+
+
+@attrs.frozen
+class Heal(Step):
+    """Every partition ends."""
+
+    RULE = "heal"
+
+
+@attrs.frozen
+class Crash(Step):
+    """A device crashes and stays down until a ``restart`` (or quiescence)."""
+
+    RULE = "crash"
+    device: str = DEVICE
+
+    def action(self, now: float) -> S.CrashDevice:
+        return S.CrashDevice(self.device, now, restart_after=None)
+
+
+@attrs.frozen
+class Restart(Step):
+    RULE = "restart"
+    device: str = DEVICE
+
+
+@attrs.frozen
+class Partition(Step):
+    RULE = "partition"
+    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    seconds: float = attrs.field(validator=SECONDS)
+
+    def action(self, now: float) -> S.Partition:
+        return S.Partition(self.devices, now, now + self.seconds)
+
+
+@attrs.frozen
+class RelayCrash(Step):
+    RULE = "relay-crash"
+    seconds: float = attrs.field(validator=SECONDS)
+
+    def action(self, now: float) -> S.CrashRelay:
+        return S.CrashRelay(now, now + self.seconds)
+
+
+@attrs.frozen
+class Errors(Step):
+    """The relay answers ``status`` to everything (or to one route) for a while."""
+
+    RULE = "errors"
+    status: int = attrs.field(validator=_one_of(429, 500, 502, 503, 504))
+    seconds: float = attrs.field(validator=SECONDS)
+    route: str | None = _omitted(None, validator=attrs.validators.optional(_one_of(*ROUTE_NAMES)))
+
+    def action(self, now: float) -> S.ErrorBurst:
+        return S.ErrorBurst(self.status, now, now + self.seconds, self.route)
+
+
+@attrs.frozen
+class Jump(Step):
+    """A device's wall clock steps by ``ms``."""
+
+    RULE = "jump"
+    device: str = DEVICE
+    ms: int = attrs.field(validator=_number(-10 * 365 * 86_400_000, 10 * 365 * 86_400_000, True))
+
+    def action(self, now: float) -> S.ClockStep:
+        return S.ClockStep(self.device, now, self.ms)
+
+
+@attrs.frozen
+class Adversary(Step):
+    """The relay turns malicious for ``targets``."""
+
+    RULE = "adversary"
+    mode: str = attrs.field(validator=_one_of(*MODES))
+    targets: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    params: dict = attrs.field(factory=dict, validator=attrs.validators.instance_of(dict))
+
+    def action(self, now: float) -> S.Adversary:
+        return S.Adversary(self.mode, now, self.targets, self.params)
+
+
+@attrs.frozen
+class Merge(Step):
+    """The relay ends its oldest malicious mode (a fork meets the honest history)."""
+
+    RULE = "merge"
+
+
+@attrs.frozen
+class Forge(Step):
+    """A member's non-conforming client pushes a record that breaks one receive check,
+    or (``how: wrap``) fills a key gap with a wrap nobody can open."""
+
+    RULE = "forge"
+    device: str = DEVICE
+    graph: str = GRAPH
+    record: str = RECORD
+    how: str = attrs.field(validator=_one_of(*HOWS))
+    gap: str | None = _omitted(
+        None, validator=attrs.validators.optional(_one_of("latest", "oldest"))
+    )
+
+
+@attrs.frozen
+class Rogue(Step):
+    """A raw request from a client outside the fleet (``simkit.fuzz.rogue``'s form)."""
+
+    RULE = "rogue"
+    request: dict = attrs.field()
+
+    @request.validator
+    def _request(self, attribute, value) -> None:
+        shape = {"method": str, "path": str, "query": dict, "headers": dict}
+        if not isinstance(value, dict) or any(
+            not isinstance(value.get(k), t) for k, t in shape.items()
+        ):
+            _fail(attribute, value, "a raw request {method, path, query, headers, body}")
+        body = value.get("body")
+        filler = isinstance(body, dict) and set(body) == {"fill", "byte"}
+        if not (isinstance(body, str) or filler):
+            _fail(attribute, body, "a base64url body or {fill, byte}")
+
+
+CEREMONIES = (Link, Revoke, Rotate, Recover, Invite, Steal)
+
+
+def _ceremony(value):
+    return parse_step(value, "its ceremony", CEREMONIES) if isinstance(value, dict) else value
+
+
+@attrs.frozen
+class Interrupt(Step):
+    """A ceremony cut by a crash or a partition right before (or after) one of its
+    requests."""
+
+    RULE = "interrupt"
+    ceremony: Step = attrs.field(
+        converter=_ceremony, validator=attrs.validators.instance_of(CEREMONIES)
+    )
+    requests: int = attrs.field(validator=_number(1, MAX_REQUESTS, integer=True))
+    before: bool = attrs.field(validator=_flag)
+    fault: str = attrs.field(validator=_one_of("crash", "partition"))
+
+    def devices(self) -> tuple[str, ...]:
+        return self.ceremony.devices()
+
+    def creates(self) -> str | None:
+        return self.ceremony.creates()
+
+
+STEPS: tuple[type[Step], ...] = (
+    Advance, Write, Concurrent, Burst, Refresh, Pair, Approve, Reject, Revoke, Steal, Link,
+    Rotate, RotateRace, Recover, Invite, Join, Leave, Capability, BlobUpload, BlobFetch,
+    BlobDelete, Sweep, Heal, Crash, Restart, Partition, RelayCrash, Errors, Jump, Adversary,
+    Merge, Forge, Rogue, Interrupt,
+)  # fmt: skip
+BY_RULE = {cls.RULE: cls for cls in STEPS}
+
+
+def parse_step(data, where: str = "step", allowed: tuple[type[Step], ...] = STEPS) -> Step:
+    """The step a JSON object describes, checked field by field."""
+    if isinstance(data, Step):
+        return data
+    if not isinstance(data, dict):
+        raise StepError(f'{where}: a step is a JSON object with a "rule", not {data!r}')
+    rule = data.get("rule")
+    cls = BY_RULE.get(rule) if isinstance(rule, str) else None
+    if cls is None or cls not in allowed:
+        names = [c.RULE for c in allowed]
+        close = difflib.get_close_matches(str(rule), names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; one of {', '.join(names)}"
+        raise StepError(f"{where}: unknown rule {rule!r}{hint}")
+    fields = {f.name: f for f in attrs.fields(cls)}
+    unknown = sorted(set(data) - set(fields) - {"rule"})
+    if unknown:
+        raise StepError(f"{where} ({rule}): unknown field {unknown[0]!r}")
+    missing = [n for n, f in fields.items() if f.default is attrs.NOTHING and n not in data]
+    if missing:
+        raise StepError(f"{where} ({rule}): missing field {missing[0]!r}")
+    try:
+        return cls(**{k: v for k, v in data.items() if k != "rule"})
+    except StepError as exc:
+        raise StepError(f"{where} ({rule}): {exc}") from None
