@@ -1,0 +1,137 @@
+"""``simkit campaign``: fuzzing on every core or a Dask cluster, and mutation analysis."""
+
+import json
+import sys
+
+import click
+
+from simkit.cli import options
+from simkit.cli.app import debug_option, main
+from simkit.cli.terminal import Status, echo_lines
+
+
+@main.command()
+@debug_option
+@options.time(
+    "Wall-clock budget in seconds: the whole campaign's, or with --mutants each mutant's."
+)
+@options.count(
+    "--workers",
+    minimum=1,
+    help="Worker processes of the embedded Dask LocalCluster [default: one per core].",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    default=None,
+    help="Run on the Dask cluster of this scheduler (tcp://host:8786) instead (docs/campaigns.md).",
+)
+@options.seed("Seed of the campaign.")
+@options.variant(
+    "Fuzz a protocol variant instead of the honest stack; repeat it to fuzz several "
+    "(chunks take turns).",
+    multiple=True,
+)
+@click.option("--stop-on-failure", is_flag=True, help="Stop every chunk at the first finding.")
+@options.json("Write the JSON here.")
+@options.report(
+    "Write the dashboard (index.html), campaign.json and the findings' reproducers here."
+)
+@click.option(
+    "--mutants",
+    "mutants_ref",
+    metavar="MODULE:NAME",
+    help="Mutation analysis: fuzz each Variant or source Mutant of the list NAME in MODULE "
+    "for --time seconds and score how many are killed.",
+)
+@options.max_steps("Steps per example.")
+@options.shrink_time(
+    "Seconds a chunk may shrink a violation, from the moment it finds it.",
+    default=60.0,
+    zero_ok=False,
+)
+@options.count(
+    "--chunks",
+    minimum=1,
+    help="Stop after this many chunks: chunks that end by their example budget make a "
+    "campaign that reruns the same from its seed.",
+)
+@options.folder(
+    "--known",
+    "known_dir",
+    help="Folder of known findings, replayed first; new findings are added to it "
+    "[default: .hypothesis/simkit-findings].",
+)
+def campaign(
+    seconds: float,
+    workers: int | None,
+    scheduler: str | None,
+    seed: int,
+    variant_refs: tuple[str, ...],
+    stop_on_failure: bool,
+    json_path: str | None,
+    report_dir: str | None,
+    mutants_ref: str | None,
+    max_steps: int,
+    shrink_seconds: float,
+    chunks: int | None,
+    known_dir: str | None,
+) -> None:
+    """Fuzz on a Dask cluster: many chunks in parallel, findings deduplicated.
+
+    Chunks of examples, each seeded from --seed, run on every worker until the budget
+    ends; each distinct failure is written as a reproducer into the known findings
+    (replayed first by the next fuzz or campaign). Exit 0 when nothing broke, 1 on a
+    finding (with --mutants: when a mutant survives), 2 on a usage error.
+    """
+    from pathlib import Path
+
+    from simkit.campaign import Plan, connect, load_mutants, run_campaign
+    from simkit.campaign.chunk import CHUNK_EXAMPLES
+    from simkit.campaign.report import summary, write_report
+    from simkit.campaign.text import finding_lines, progress_line, summary_lines
+    from simkit.fuzz.corpus import KNOWN
+    from simkit.sim.variant import load_variant, ref_resolved_from
+
+    for bad, hint in (
+        (workers is not None and scheduler is not None, "--workers and --scheduler"),
+        (bool(mutants_ref and variant_refs), "--mutants and --variant"),
+        (bool(mutants_ref and stop_on_failure), "--mutants and --stop-on-failure"),
+    ):
+        if bad:
+            raise click.UsageError(f"{hint} do not go together")
+    options.check_shrink_cap(shrink_seconds)
+    for ref in variant_refs:
+        load_variant(ref)
+    variants = tuple(ref_resolved_from(ref, Path.cwd()) for ref in variant_refs) or (None,)
+    plan = Plan(
+        seconds=seconds, seed=seed, variants=variants,
+        mutants=load_mutants(mutants_ref) if mutants_ref else (), chunks=chunks,
+        chunk_examples=None if mutants_ref else CHUNK_EXAMPLES,  # a mutant: --time alone
+        max_steps=max_steps, shrink_seconds=shrink_seconds, stop_on_failure=stop_on_failure,
+        corpus=Path(known_dir) if known_dir else KNOWN,
+    )  # fmt: skip
+    status = Status()
+
+    def found(state, finding) -> None:
+        status.end()
+        echo_lines(finding_lines(finding))
+
+    where = (
+        scheduler or f"a LocalCluster of {f'{workers} workers' if workers else 'a worker per core'}"
+    )
+    click.echo(f"campaign: seed {seed}, {seconds:g} s, on {where}")
+    with connect(workers, scheduler) as client:
+        result = run_campaign(plan, client, lambda state: status.show(progress_line(state)), found)
+    status.end()
+    echo_lines(summary_lines(result))
+    data = summary(result)
+    if json_path:
+        Path(json_path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    if report_dir:
+        click.echo(f"dashboard: {write_report(result, report_dir)}")
+    if plan.mutants:
+        failed = data["mutation"]["killed"] < data["mutation"]["mutants"]
+    else:
+        failed = bool(result.findings)
+    sys.exit(1 if failed else 130 if result.interrupted else 0)

@@ -1,0 +1,134 @@
+"""``simkit fuzz`` and ``simkit replay``: find a violation, then rerun it exactly."""
+
+import json
+import sys
+
+import click
+
+from simkit.cli import options
+from simkit.cli.app import debug_option, main
+from simkit.cli.terminal import Status, echo_lines
+
+
+@main.command()
+@debug_option
+@options.time("Wall-clock budget in seconds, for the search and the shrinking of a failure.")
+@options.shrink_time(
+    "Give shrinking its own budget: seconds from the first violation "
+    "(default: what is left of --time; 0: do not shrink).",
+    default=None,
+    zero_ok=True,
+)
+@options.seed("Seed of the fuzz session.")
+@options.max_steps("Steps per example (Hypothesis shrinks failures below it).")
+@options.variant(
+    "Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
+    "MODULE is looked up in the current directory first."
+)
+@options.out("simkit-repro-<variant>-<seed>.json")
+@options.json("Also write the run's figures, invariants, behaviours reached and finding as JSON.")
+def fuzz(
+    seconds: float,
+    shrink_seconds: float | None,
+    seed: int,
+    max_steps: int,
+    variant_ref: str | None,
+    out: str | None,
+    json_path: str | None,
+) -> None:
+    """Run the state machines until the budget ends or an invariant breaks.
+
+    On a violation: write a reproducer at once (JSON), overwrite it as shrinking
+    finds shorter failing runs, print the shortest one's steps and exit 1. Ctrl-C
+    stops with the best reproducer so far. Otherwise print examples run, steps per
+    second and the invariants checked.
+    """
+    from pathlib import Path
+
+    from simkit.fuzz.runner import fuzz as run_fuzz
+    from simkit.fuzz.text import found_line, no_violation_lines, progress_line, violation_lines
+    from simkit.sim.variant import HONEST, load_variant
+
+    options.check_shrink_cap(shrink_seconds, " (Hypothesis gives up shrinking after 300 s)")
+    variant = load_variant(variant_ref) if variant_ref else HONEST
+    path = out or f"simkit-repro-{variant.name}-{seed}.json"
+    options.check_out_folder(path)
+    _replay_known_first(variant_ref, path)
+    budget = f"{seconds:g} s"
+    if shrink_seconds is not None:
+        budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"
+    click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
+    status = Status()
+
+    def written(result) -> None:
+        if not status.announced:  # the first failing run, unshrunk
+            status.announced = True
+            status.line(found_line(result, path, shrinking=shrink_seconds != 0))
+
+    result = run_fuzz(
+        variant, seconds=seconds, shrink_seconds=shrink_seconds or None,
+        shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
+        out=path, progress=lambda result: status.show(progress_line(result)), written=written,
+    )  # fmt: skip
+    status.end()
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_json(path), indent=2) + "\n")
+    if result.failure is None:
+        echo_lines(no_violation_lines(result))
+        sys.exit(130 if result.interrupted else 0)
+    echo_lines(violation_lines(result, path, shrink_seconds))
+    sys.exit(1)
+
+
+def _replay_known_first(variant_ref: str | None, path: str) -> None:
+    """Replay the known findings of this variant (docs/campaigns.md); the first that
+    still fails is this run's violation, copied to ``path`` (exit 1)."""
+    import attrs
+
+    from simkit.fuzz.corpus import KNOWN, still_failing
+
+    known, replayed = still_failing(KNOWN, variant_ref)
+    if known is None:
+        if replayed:
+            click.echo(f"replayed {replayed} known findings from {KNOWN} first: none fails now")
+        return
+    attrs.evolve(known.reproducer, violations=known.violations).write(path)
+    click.echo(f"VIOLATION: a known finding still fails (replayed before searching): {known.path}")
+    click.echo(known.failure)
+    click.echo(f"reproducer: {path}  (replay with: simkit replay {path})")
+    sys.exit(1)
+
+
+@main.command()
+@debug_option
+@click.argument("file", type=click.Path(dir_okay=False))
+@options.report("Also render the replayed run as a report into DIR (docs/reports.md).")
+def replay(file: str, report_dir: str | None) -> None:
+    """Rerun a reproducer exactly and say which invariant failed where.
+
+    Exits 1 when an invariant fails (the reproducer reproduces), 0 when none does,
+    2 when the file is missing or broken. With --report, the run becomes a report whose
+    violation section names the invariant, the step it broke after, and the trace
+    events behind it.
+    """
+    from simkit.fuzz.reproducer import Reproducer, replay_summary
+    from simkit.fuzz.reproducer import replay as run_replay
+
+    repro = Reproducer.load(file)
+    result = run_replay(repro)
+    click.echo(f"trace-hash: {result.trace_hash}")
+    if report_dir:
+        from pathlib import Path
+
+        from simkit.report import render_report
+
+        summary = replay_summary(repro, result, Path(file).stem)
+        paths = render_report(result.world.trace, summary, report_dir)
+        click.echo(f"report: {paths['report.html']}")
+    if not result.violations:
+        click.echo(f"no violation in {len(repro.steps)} steps and quiescence")
+        return
+    click.echo(f"violated {result.where(repro)}")
+    for violation in result.violations:
+        click.echo(f"  {violation}")
+    sys.exit(1)

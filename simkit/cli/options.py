@@ -1,0 +1,107 @@
+"""Options several commands share, declared once so that ``--time`` or ``--seed`` means
+the same (type, default, metavar) wherever it appears; each command passes only its
+own help text, and a default where the commands really differ. Each decorator is
+named after its flag (``@options.seed(...)`` is ``--seed``). The checks that go with
+them are here too, so each says the same thing from every command."""
+
+from pathlib import Path
+
+import click
+
+VARIANT_METAVAR = "MODULE:NAME|PATH.py:NAME"
+
+
+def file(*decls: str, help: str):
+    """An option naming one file to read or write (FILE in ``--help``); no default."""
+    return click.option(*decls, type=click.Path(dir_okay=False), default=None, help=help)
+
+
+def folder(*decls: str, help: str):
+    """An option naming a folder to write into (DIRECTORY in ``--help``); no default."""
+    return click.option(*decls, type=click.Path(file_okay=False), default=None, help=help)
+
+
+def count(*decls: str, minimum: int, help: str):
+    """An option counting something, at least ``minimum``; no default (the command
+    decides what its absence means)."""
+    return click.option(*decls, type=click.IntRange(min=minimum), default=None, help=help)
+
+
+def time(help: str):
+    """``--time SECONDS``: a command's wall-clock budget, read as ``seconds``."""
+    return click.option(
+        "--time",
+        "seconds",
+        type=click.FloatRange(min=0, min_open=True),
+        default=60.0,
+        show_default=True,
+        help=help,
+    )
+
+
+def seed(help: str, default: int | None = 0):
+    """``--seed N``; ``default=None`` leaves the seed to what is run (a scenario's own)."""
+    return click.option(
+        "--seed", type=int, default=default, show_default=default is not None, help=help
+    )
+
+
+def max_steps(help: str):
+    """``--max-steps N``: steps per fuzz example."""
+    return click.option(
+        "--max-steps", type=click.IntRange(min=1), default=25, show_default=True, help=help
+    )
+
+
+def shrink_time(help: str, *, default: float | None, zero_ok: bool):
+    """``--shrink-time SECONDS``, read as ``shrink_seconds``. ``zero_ok``: 0 is
+    accepted (a fuzz run that does not shrink); a campaign's chunks always shrink."""
+    return click.option(
+        "--shrink-time",
+        "shrink_seconds",
+        type=click.FloatRange(min=0, min_open=not zero_ok),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def check_shrink_cap(shrink_seconds: float | None, why: str = "") -> None:
+    """Refuse a ``--shrink-time`` beyond what Hypothesis would spend (exit 2)."""
+    from simkit.fuzz.runner import SHRINK_CAP_S
+
+    if shrink_seconds is not None and shrink_seconds > SHRINK_CAP_S:
+        raise click.BadParameter(f"at most {SHRINK_CAP_S:g} s{why}", param_hint="--shrink-time")
+
+
+def variant(help: str, *, multiple: bool = False):
+    """``--variant REF``, read as ``variant_ref`` (or ``variant_refs`` when repeatable)."""
+    return click.option(
+        "--variant",
+        "variant_refs" if multiple else "variant_ref",
+        multiple=multiple,
+        metavar=VARIANT_METAVAR,
+        help=help,
+    )
+
+
+def out(default_name: str):
+    """``--out FILE``: where a finding's reproducer is written."""
+    return file("--out", help=f"Reproducer path (default: {default_name}).")
+
+
+def check_out_folder(path: str) -> None:
+    """Refuse a reproducer path whose folder is missing before any fuzzing (exit 2),
+    not when the first finding is written."""
+    if not Path(path).resolve().parent.is_dir():
+        raise click.BadParameter(f"no folder {Path(path).parent}", param_hint="--out")
+
+
+def json(help: str):
+    """``--json FILE``, read as ``json_path``: the run's figures as JSON."""
+    return file("--json", "json_path", help=help)
+
+
+def report(help: str):
+    """``--report DIR``, read as ``report_dir``: where a rendered report goes."""
+    return folder("--report", "report_dir", help=help)

@@ -1,0 +1,114 @@
+"""``simkit list``, ``simkit run`` and ``simkit report``: the scenario library, its
+runs, and their reports."""
+
+import json
+import shlex
+import sys
+
+import click
+
+from simkit.cli import options
+from simkit.cli.app import debug_option, main, rerun_with
+from simkit.cli.terminal import echo_lines
+
+
+@main.command("list")
+@debug_option
+@click.argument("path", type=click.Path(exists=True), required=False)
+def list_scenarios(path: str | None) -> None:
+    """List the scenario library, one line each.
+
+    PATH is a scenario file or a folder of them; by default ./scenarios if it exists,
+    else the library that ships with simkit.
+    """
+    from simkit.scenario.load import library_path, load_library
+    from simkit.scenario.text import library_lines
+
+    scenarios = load_library(path)
+    echo_lines(library_lines(scenarios))
+    if path is None:
+        click.echo(f"({len(scenarios)} scenarios in {library_path()})", err=True)
+
+
+@main.command()
+@debug_option
+@click.argument("path", type=click.Path(exists=True), required=False)
+@options.seed("Run with this seed instead of the file's.", default=None)
+@options.report("Write each scenario's report into DIR/<scenario>/.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document instead of a table.")
+def run(path: str | None, seed: int | None, report_dir: str | None, as_json: bool) -> None:
+    """Run one scenario or a folder of them; exit 0 when every expectation and every
+    checked invariant holds.
+
+    PATH defaults to ./scenarios if it exists, else the library that ships with simkit.
+    An invariant that does not apply to a scenario (or that its file does not list) is
+    reported as not checked, never as a pass.
+    """
+    from pathlib import Path
+
+    from simkit.scenario.load import load_library
+    from simkit.scenario.run import run_scenario
+    from simkit.scenario.text import table
+
+    scenarios = load_library(path)
+    if seed is not None:
+        scenarios = [s.with_seed(seed) for s in scenarios]
+    results = []
+    with click.progressbar(
+        scenarios, label="scenarios", file=sys.stderr, item_show_func=lambda s: s and s.name
+    ) as bar:
+        for scenario in bar:
+            rerun_with(
+                shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
+            )
+            out = Path(report_dir) / scenario.name if report_dir else None
+            if out is not None:  # the trace streams to the report folder as it is written
+                out.mkdir(parents=True, exist_ok=True)
+            result = run_scenario(scenario, trace_path=out and out / "trace.jsonl")
+            results.append(result)
+            if out is not None:
+                from simkit.report import render_report
+
+                render_report(out / "trace.jsonl", result.summary(), out)
+    if as_json:
+        click.echo(json.dumps([r.summary() for r in results], indent=2))
+    else:
+        echo_lines(table(results))
+    sys.exit(0 if all(r.passed for r in results) else 1)
+
+
+@main.command()
+@debug_option
+@click.argument("trace", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Folder to write the report into.",
+)
+def report(trace: str, out_dir: str) -> None:
+    """Re-render a report from a saved trace (summary.json beside it is used when present).
+
+    Without summary.json the report says only what the trace itself records: the
+    violations the world noted, no expectations, and no verdict otherwise.
+    """
+    from pathlib import Path
+
+    from simkit.report import (
+        SUMMARY_FILE,
+        load_summary,
+        load_trace,
+        render_report,
+        summary_from_trace,
+    )
+
+    folder = Path(trace).parent
+    if (folder / SUMMARY_FILE).exists():
+        summary = load_summary(folder)
+    else:
+        summary = summary_from_trace(load_trace(trace), folder.name)
+        click.echo(f"no {SUMMARY_FILE} beside the trace: the report says what the trace shows")
+    paths = render_report(trace, summary, Path(out_dir))
+    for name, written in sorted(paths.items()):
+        click.echo(f"{name}: {written}")

@@ -1,0 +1,97 @@
+"""A fuzz run as text (``simkit fuzz``; a campaign's coverage too): functions that
+return lines and print nothing, so the wording lives beside ``FuzzResult`` and the
+command line only writes it."""
+
+import json
+
+from simkit.fuzz.runner import SHRINK_CAP_S, FuzzResult
+from simkit.sim.behaviours import CATALOGUE, Coverage
+
+
+def steps_per_second(run) -> float:
+    """The throughput of anything that counts ``steps`` over ``seconds``."""
+    return run.steps / run.seconds if run.seconds else 0
+
+
+def progress_line(result: FuzzResult) -> str | None:
+    """The status line while searching, then while shrinking; ``None`` between the
+    first violation and its first reproducer."""
+    if result.found_after is None:
+        return (
+            f"{result.seconds:6.1f} s  {result.examples} examples  {result.steps} steps  "
+            f"{steps_per_second(result):,.0f} steps/s"
+        )
+    best = result.reproducer
+    if best is None:
+        return None
+    invariant = best.violations[0]["invariant"] if best.violations else "crash"
+    return (
+        f"shrinking {result.seconds - result.found_after:6.1f} s: "
+        f"{len(best.steps)} steps left (from {result.first_steps}), {invariant}, "
+        f"{result.shrink_attempts} attempts"
+    )
+
+
+def found_line(result: FuzzResult, path: str, shrinking: bool) -> str:
+    """The line that announces the first failing run, written before it is shrunk."""
+    return (
+        f"violation after {result.found_after:.1f} s ({result.first_steps} steps): "
+        f"reproducer written to {path}"
+        + ("; shrinking it (Ctrl-C stops with the best so far)" if shrinking else "")
+    )
+
+
+def no_violation_lines(result: FuzzResult) -> list[str]:
+    """A run that found nothing: the budget it spent, what it checked and reached (a
+    "no violation" names its budget and coverage, ARCHITECTURE.md "Verdicts")."""
+    return [
+        f"{'interrupted (Ctrl-C): ' if result.interrupted else ''}"
+        f"no violation: {result.examples} examples, {result.steps} steps, "
+        f"{steps_per_second(result):,.0f} steps/s in {result.seconds:.1f} s",
+        "invariants checked: " + ", ".join(result.invariants),
+        *coverage_lines(result.coverage),
+    ]
+
+
+def violation_lines(result: FuzzResult, path: str, shrink_seconds: float | None) -> list[str]:
+    """A finding: how shrinking ended (and which budget cut it off), what broke, the
+    shortest failing run's steps and how to replay it. ``result.failure`` may span
+    lines and is one item."""
+    best = result.reproducer
+    took = (
+        f"after {result.seconds - result.found_after:.1f} s and "
+        f"{result.shrink_attempts} attempt{'s' * (result.shrink_attempts != 1)}"
+    )
+    kept = "the reproducer holds the shortest failing run found"
+    budget = "--shrink-time" if shrink_seconds else "--time"
+    ended = {
+        "done": f"shrunk {took}",
+        "off": "not shrunk",
+        "budget": f"shrinking cut off by the {budget} budget {took}: {kept}; "
+        "give shrinking more time with --shrink-time SECONDS",
+        "cap": f"shrinking stopped at its {SHRINK_CAP_S:g} s limit {took}: {kept}",
+        "attempts": f"shrinking cut off {took}: {kept}",
+        "interrupted": f"shrinking was interrupted (Ctrl-C) {took}: {kept}",
+    }[result.shrinking]
+    lines = [
+        f"VIOLATION after {result.found_after:.1f} s in a run of {result.first_steps} steps; "
+        f"{ended}",
+        result.failure,
+    ]
+    if best is None:
+        return [*lines, "no reproducer: the run broke before its world was built"]
+    return [
+        *lines,
+        f"steps ({len(best.steps)}):",
+        *(f"  {index:3d}  {json.dumps(step)}" for index, step in enumerate(best.steps)),
+        f"reproducer: {path}  (replay with: simkit replay {path})",
+    ]
+
+
+def coverage_lines(coverage: Coverage) -> list[str]:
+    """Behaviours reached K/N, and the never-reached list (docs/fuzzing.md says why)."""
+    missing = coverage.missing()
+    reached = f"behaviours reached {len(coverage.reached)}/{len(CATALOGUE)}"
+    if not missing:
+        return [reached]
+    return [reached, "never reached: " + ", ".join(b.name for b in missing)]

@@ -1,0 +1,41 @@
+"""Scenario results as text (``simkit list``, ``simkit run``): functions that return
+lines and print nothing, so the wording lives beside ``ScenarioResult`` and the
+command line only writes it."""
+
+from simkit.scenario.load import Scenario
+from simkit.scenario.run import ScenarioResult
+
+
+def library_lines(scenarios: list[Scenario]) -> list[str]:
+    """One line per scenario: its name and description, in aligned columns."""
+    width = max(len(s.name) for s in scenarios)
+    return [f"{scenario.name:<{width}}  {scenario.description}" for scenario in scenarios]
+
+
+def table(results: list[ScenarioResult]) -> list[str]:
+    """A verdict per scenario, what failed under it and its trace hash, then the
+    totals. Invariants that did not run are counted as not checked, never as held."""
+    width = max(len(r.scenario.name) for r in results)
+    lines = []
+    for result in results:
+        failed = [c for c in result.expectations if not c.passed]
+        checked = [i for i in result.invariants if i.checked]
+        broken = [i for i in checked if i.violations]
+        verdict = "PASS" if result.passed else "FAIL"
+        met = sum(c.passed for c in result.expectations)
+        unchecked = len(result.invariants) - len(checked)
+        lines.append(
+            f"{verdict}  {result.scenario.name:<{width}}  seed {result.seed}  "
+            f"{met}/{len(result.expectations)} expectations  "
+            f"{len(checked) - len(broken)}/{len(checked)} invariants held"
+            + (f", {unchecked} not checked" if unchecked else "")
+        )
+        for check in failed:
+            lines.append(f"        expected {check.name}: {check.detail or 'did not happen'}")
+        for inv in broken:
+            more = len(inv.violations) - 1
+            lines.append(f"        {inv.violations[0]}" + (f" (+{more})" if more else ""))
+        lines.append(f"      trace-hash: {result.trace_hash}")
+    passed = sum(r.passed for r in results)
+    lines.append(f"{passed} passed, {len(results) - passed} failed")
+    return lines
