@@ -83,7 +83,7 @@ def violation_lines(result: FuzzResult, path: str, shrink_seconds: float | None)
     return [
         *lines,
         f"steps ({len(best.steps)}):",
-        *(f"  {index:3d}  {json.dumps(step)}" for index, step in enumerate(best.steps)),
+        *(f"  {index:3d}  {json.dumps(step.to_json())}" for index, step in enumerate(best.steps)),
         f"reproducer: {path}  (replay with: simkit replay {path})",
     ]
 
