@@ -9,7 +9,7 @@ from simkit.bench import BenchRow
 
 
 @attrs.frozen
-class Target:
+class PerformanceTarget:
     name: str
     goal: str
     measure: Callable[[dict[str, float]], float | None]  # from row name -> value
@@ -35,35 +35,35 @@ def _relay_growth(values: dict[str, float]) -> float | None:
 
 
 TARGETS = (
-    Target(
+    PerformanceTarget(
         "deliveries/s, 100-device group", ">= 40,000",
         lambda v: v.get("deliveries/s (100 devices)"), lambda x: x >= 40_000, "/s",
     ),
-    Target(
+    PerformanceTarget(
         "wall per delivery, 1,000 vs 10 devices", "<= 1.5x",
         lambda v: v.get("wall per delivery, 1,000 vs 10 devices"), lambda x: x <= 1.5, "x",
     ),
-    Target(
+    PerformanceTarget(
         "relay push cost per op, largest vs smallest store", "<= 1.25x (flat)",
         _relay_growth, lambda x: x <= 1.25, "x",
     ),
-    Target(
+    PerformanceTarget(
         "simulated day, 20 devices writing once a minute", "< 30 s wall",
         lambda v: v.get("wall s per simulated day (20 devices)"), lambda x: x < 30, "s",
     ),
-    Target(
+    PerformanceTarget(
         "fuzz steps/s over commit 685eb33, equal work", ">= 3x",
         lambda v: v.get("speed-up over 685eb33 (classic work)"), lambda x: x >= 3, "x",
     ),
-    Target(
+    PerformanceTarget(
         "peak memory flat in simulated time (day world, 4x longer)", "<= 1.3x",
         lambda v: v.get("peak memory, 4x the simulated time"), lambda x: x <= 1.3, "x",
     ),
-    Target(
+    PerformanceTarget(
         "campaign scaling efficiency, 2 workers", ">= 0.85",
         lambda v: v.get("scaling efficiency, 2 workers"), lambda x: x >= 0.85, "x",
     ),
-    Target(
+    PerformanceTarget(
         "peak memory, 100 devices x 10,000 records", "< 2,048 MiB",
         lambda v: v.get("peak memory (100 devices x 10,000 records)"), lambda x: x < 2048, "MiB",
     ),

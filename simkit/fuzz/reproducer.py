@@ -100,7 +100,7 @@ class Reproducer:
 
 
 @attrs.frozen
-class Replay:
+class ReplayResult:
     violations: tuple[Violation, ...]
     failed_at: int | None  # step index, len(steps) for quiescence, None when nothing failed
     trace_hash: str
@@ -118,15 +118,15 @@ class Replay:
         return f"after step {self.failed_at}: {json.dumps(repro.steps[self.failed_at].to_json())}"
 
 
-def replay(repro: Reproducer) -> Replay:
+def replay(repro: Reproducer) -> ReplayResult:
     """Rerun a reproducer; stop at the first step after which an invariant breaks."""
     variant = load_variant(repro.variant, repro.origin) if repro.variant else HONEST
     monitor = Monitor(honest=repro.machine == "honest")
     driver = WorldDriver(repro.params.spec(), variant)
 
-    def stop(violations, failed_at: int) -> Replay:
+    def stop(violations, failed_at: int) -> ReplayResult:
         world = driver.world
-        return Replay(tuple(violations), failed_at, world.trace.trace_hash(), world, monitor)
+        return ReplayResult(tuple(violations), failed_at, world.trace.trace_hash(), world, monitor)
 
     try:
         violations = monitor.step(driver.world)
@@ -144,7 +144,7 @@ def replay(repro: Reproducer) -> Replay:
         driver.close()
 
 
-def replay_summary(repro: Reproducer, result: Replay, name: str) -> dict:
+def replay_summary(repro: Reproducer, result: ReplayResult, name: str) -> dict:
     """A replayed run as a report summary (docs/reports.md): the invariants as far as
     the replay checked them, and the violation with the step it broke after."""
     stopped = None

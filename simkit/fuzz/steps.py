@@ -22,7 +22,7 @@ from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
 from simkit.sim.forge import forged_grant, forged_op
 from simkit.sim.schedule import perform_now
-from simkit.sim.workload import Write, plaintext
+from simkit.sim.workload import AppWrite, plaintext
 from simkit.sim.world import Tripwire
 
 __all__ = ["MEMBERS", "StepError", "WorldParams", "apply_step"]
@@ -66,12 +66,12 @@ def _burst(driver, step, index) -> None:
     def burst():
         for i in range(step.count):
             data = plaintext(step.device, index * 1000 + i, 16)
-            world.apply(step.device, Write(graph_id, f"x{index}-{i}", "create", "note", data))
+            world.apply(step.device, AppWrite(graph_id, f"x{index}-{i}", "create", "note", data))
 
     driver.do(burst)
 
 
-def _app_write(world, device_id: str, step, index: int) -> Write:
+def _app_write(world, device_id: str, step, index: int) -> AppWrite:
     slot = world.slots[device_id]
     graph_id = graph_id_for(step.graph, slot.member)
     held = slot.device.get(graph_id, step.record)
@@ -79,7 +79,7 @@ def _app_write(world, device_id: str, step, index: int) -> Write:
     deletes = getattr(step, "op", None) == "delete"
     op = "delete" if deletes and held else "edit" if held else "create"
     data = {} if op == "delete" else plaintext(device_id, index, 16)
-    return Write(graph_id, step.record, op, kind, data)
+    return AppWrite(graph_id, step.record, op, kind, data)
 
 
 def _refresh(driver, step, index) -> None:

@@ -16,7 +16,7 @@ from simkit.invariants.epochs import ApprovalGate, Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
-from simkit.invariants.model import RelayModel
+from simkit.invariants.model import AgreesWithRelayModel
 from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
 
@@ -38,7 +38,7 @@ ALL = (
     BlobPolicies,
     Forgery,
     Paging,
-    RelayModel,
+    AgreesWithRelayModel,
 )
 NAMES = tuple(cls.name for cls in ALL)
 

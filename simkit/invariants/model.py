@@ -4,7 +4,7 @@
 from simkit.invariants.base import Invariant
 
 
-class RelayModel(Invariant):
+class AgreesWithRelayModel(Invariant):
     """Each request the world's relay answered, each sweep and restart, was checked
     against the model as it happened (``World.answer``): status, error code, the
     body fields the spec fixes, and the state change the spec requires, or none. At

@@ -12,14 +12,14 @@ import attrs
 
 from simkit.errors import UnsafeIdError
 from simkit.protocol.ids import is_safe_id, storage_key
-from simkit.relay.events import Event, InternalError
+from simkit.relay.events import Event, InternalFailure
 from simkit.relay.host import Host, Identity
 from simkit.relay.http import Refused, Request, Response, invalid, json_response
 from simkit.relay.limits import RelaySettings
 from simkit.relay.ratelimit import RateLimiter
 from simkit.relay.routing import Route, match
 from simkit.relay.schema import json_body, show, too_large
-from simkit.relay.state import Device, Graph, RelayState
+from simkit.relay.state import Graph, RegisteredDevice, RelayState
 from simkit.relay.txn import Transaction
 
 T = TypeVar("T")
@@ -91,7 +91,7 @@ class RelayCore:
         except Refused as refusal:
             return refusal.response
         except Exception as exc:
-            self._deliver([InternalError(str(request.method), str(request.path), repr(exc))])
+            self._deliver([InternalFailure(str(request.method), str(request.path), repr(exc))])
             return json_response(
                 500, {"error": "internal", "message": "internal error; nothing was changed"}
             )
@@ -187,7 +187,7 @@ class RelayCore:
         active = {m for m in self.host.group_members(rest) if self.host.is_active(m)}
         return sorted(active)
 
-    def eligible(self, key: str) -> list[Device]:
+    def eligible(self, key: str) -> list[RegisteredDevice]:
         """Devices a new epoch must reach: active devices of current members."""
         return [
             device

@@ -7,7 +7,7 @@ from simkit.relay.events import DeviceRegister, DeviceRevoke
 from simkit.relay.http import Refused, Response, json_response
 from simkit.relay.keys import KeyRoutes
 from simkit.relay.schema import b64url, fields, public_jwk, safe_id, show, text
-from simkit.relay.state import Device
+from simkit.relay.state import RegisteredDevice
 
 _THUMBPRINT_MEMBERS = ("crv", "kty", "x", "y")  # RFC 7638: what makes two JWKs one key
 
@@ -44,7 +44,7 @@ class DeviceRoutes(KeyRoutes):
         label = text(body["label"], "label", 256) if "label" in body else None
         stored = self.state.devices.get(device_id)
         if stored is None:
-            device = Device(device_id, call.member, pub, sig, self_sig, label, call.now)
+            device = RegisteredDevice(device_id, call.member, pub, sig, self_sig, label, call.now)
             self.state.add_device(call.tx, device)
             call.tx.emit(DeviceRegister(call.member, device_id))
         elif not (

@@ -86,7 +86,7 @@ class BlobForgotten:
 
 
 @attrs.frozen
-class InternalError:
+class InternalFailure:
     """A handler raised unexpectedly; the request was rolled back and answered 500."""
 
     kind: ClassVar[str] = "relay.internal-error"
@@ -96,5 +96,5 @@ class InternalError:
 
 
 Event = (
-    Poke | GraphRotate | KeysGrant | DeviceRegister | DeviceRevoke | BlobForgotten | InternalError
+    Poke | GraphRotate | KeysGrant | DeviceRegister | DeviceRevoke | BlobForgotten | InternalFailure
 )

@@ -47,7 +47,7 @@ class _WireText:
 
 
 @attrs.frozen
-class Device(_WireText):
+class RegisteredDevice(_WireText):
     """A registered device; keys are set once, only ``revoked_at`` ever changes."""
 
     device_id: str
@@ -75,7 +75,7 @@ class Device(_WireText):
         return {**self.wire(), "label": self.label, "registeredAt": self.registered_at}
 
     @classmethod
-    def from_data(cls, d: dict) -> "Device":
+    def from_data(cls, d: dict) -> "RegisteredDevice":
         return cls(
             d["deviceId"], d["memberId"], d["pubJwk"], d["sigJwk"],
             d["selfSig"], d["label"], d["registeredAt"], d["revokedAt"],
@@ -215,19 +215,19 @@ class Graph:
 class RelayState:
     """The relay's whole store. ``member_devices`` is an index derived from ``devices``."""
 
-    devices: dict[str, Device] = attrs.Factory(dict)
+    devices: dict[str, RegisteredDevice] = attrs.Factory(dict)
     graphs: dict[str, Graph] = attrs.Factory(dict)
     member_devices: dict[str, tuple[str, ...]] = attrs.Factory(dict)
 
-    def devices_of(self, member_id: str) -> list[Device]:
+    def devices_of(self, member_id: str) -> list[RegisteredDevice]:
         """A member's devices, revoked ones included, ordered by device ID."""
         return [self.devices[d] for d in self.member_devices.get(member_id, ())]
 
-    def add_device(self, tx: Transaction, device: Device) -> None:
+    def add_device(self, tx: Transaction, device: RegisteredDevice) -> None:
         tx.set(self.devices, device.device_id, device)
         tx.set(self.member_devices, device.member_id, self._indexed(device))
 
-    def _indexed(self, device: Device) -> tuple[str, ...]:
+    def _indexed(self, device: RegisteredDevice) -> tuple[str, ...]:
         """The member's device IDs with ``device`` added, kept sorted."""
         return tuple(sorted((*self.member_devices.get(device.member_id, ()), device.device_id)))
 
@@ -253,7 +253,7 @@ class RelayState:
         try:
             state = cls()
             for d in data["devices"]:
-                device = Device.from_data(d)
+                device = RegisteredDevice.from_data(d)
                 state.devices[device.device_id] = device
                 state.member_devices[device.member_id] = state._indexed(device)
             for g in data["graphs"]:

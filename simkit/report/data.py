@@ -174,7 +174,7 @@ class Span:
 
 
 @attrs.frozen
-class Convergence:
+class ConvergenceTimes:
     """``faults_end``: when the last fault stopped acting (None: no fault);
     ``converged``: the first lag sample from which every later one is 0 (it may come
     before ``faults_end``: a last fault that did not disturb the devices' lag);
@@ -242,7 +242,7 @@ class Story:
     spans: tuple[Span, ...]
     lags: dict[str, dict[str, list[tuple[float, int]]]]  # graph -> device -> samples
     rejections: dict[str, list[float]]  # device -> times
-    convergence: Convergence
+    convergence: ConvergenceTimes
     focus: Focus
     revoked: dict[str, float] = attrs.Factory(dict)  # device -> when it was revoked
 
@@ -390,7 +390,7 @@ def worst_lag(lags: dict[str, dict[str, list[tuple[float, int]]]]) -> list[tuple
     return sorted(worst.items())
 
 
-def _convergence(moments, spans, lags, events) -> Convergence:
+def _convergence(moments, spans, lags, events) -> ConvergenceTimes:
     """Faults end when the last disruption span closes or the last scheduled fault or
     adversary action happens. An adversary mode's span does not count (most are never
     switched off; its switch-on and any switch-off do), nor does a revocation (the
@@ -406,7 +406,9 @@ def _convergence(moments, spans, lags, events) -> Convergence:
         converged = t
     settled = next((m.t for m in moments if m.category == "settled"), None)
     writes = [e.t for e in events if e.kind == "event" and e.fields.get("name") == "app.write"]
-    return Convergence(faults_end, converged, settled, bool(samples), max(writes, default=None))
+    return ConvergenceTimes(
+        faults_end, converged, settled, bool(samples), max(writes, default=None)
+    )
 
 
 _TRACE_SEQ = re.compile(r"trace#(\d+)")

@@ -10,7 +10,7 @@ from simkit.sim.world import World, run_world
 
 
 @attrs.frozen
-class Check:
+class ExpectationCheck:
     name: str
     passed: bool
     detail: str = ""
@@ -21,7 +21,7 @@ class ScenarioResult:
     scenario: Scenario
     seed: int
     trace_hash: str
-    expectations: tuple[Check, ...]
+    expectations: tuple[ExpectationCheck, ...]
     invariants: tuple[InvariantCheck, ...]
     world: World = attrs.field(eq=False, repr=False)
 
@@ -106,7 +106,7 @@ def _expectations(scenario: Scenario, world: World, firsts: Firsts):
     expect = scenario.expect
     if expect.settled is not None:
         settled = world.settled_at is not None
-        yield Check(
+        yield ExpectationCheck(
             "settled" if expect.settled else "never settles",
             settled == expect.settled,
             f"settled at t={world.settled_at:.1f} s" if settled else "did not settle",
@@ -115,15 +115,15 @@ def _expectations(scenario: Scenario, world: World, firsts: Firsts):
     for device in expect.alarms:
         event = alarmed.get(device)
         detail = f"t={event.t:.1f} s: {event.fields['reason']}" if event else "no alarm"
-        yield Check(f"alarm by {device}", event is not None, detail)
+        yield ExpectationCheck(f"alarm by {device}", event is not None, detail)
     if expect.no_alarms:
         others = sorted(set(alarmed) - set(expect.alarms))
-        yield Check(
+        yield ExpectationCheck(
             "no other alarm", not others, f"also alarmed: {', '.join(others)}" if others else ""
         )
     for device, reason in expect.rejections:
         event = firsts.find("record.rejected", device, reason)
-        yield Check(f"{device} rejects ({reason})", event is not None, _first(event))
+        yield ExpectationCheck(f"{device} rejects ({reason})", event is not None, _first(event))
     split = firsts.setup_done
     for device, name, phase in expect.events:
         event = firsts.find(name, device, run=(phase != "setup") if split else None)
@@ -135,11 +135,13 @@ def _expectations(scenario: Scenario, world: World, firsts: Firsts):
         detail = _first(event)
         if event is None and phase == "run" and firsts.find(name, device) is not None:
             detail = "only during setup, before the scenario's run began"
-        yield Check(label, event is not None, detail)
+        yield ExpectationCheck(label, event is not None, detail)
     for device, name in expect.absent:
         event = firsts.find(name, device)
         detail = "" if event is None else _first(event)
-        yield Check(f"no {name}" + (f" on {device}" if device else ""), event is None, detail)
+        yield ExpectationCheck(
+            f"no {name}" + (f" on {device}" if device else ""), event is None, detail
+        )
 
 
 def _first(event) -> str:

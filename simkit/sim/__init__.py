@@ -28,7 +28,7 @@ from simkit.sim.network import (
     Network,
     NetworkError,
     NetworkProfile,
-    Transport,
+    NetworkTransport,
 )
 from simkit.sim.spec import (
     Adversary,
@@ -80,6 +80,7 @@ __all__ = [
     "Network",
     "NetworkError",
     "NetworkProfile",
+    "NetworkTransport",
     "Partition",
     "Recover",
     "Reject",
@@ -91,7 +92,6 @@ __all__ = [
     "Trace",
     "TraceError",
     "TraceEvent",
-    "Transport",
     "Workload",
     "World",
     "WorldSpec",

@@ -111,7 +111,7 @@ class NetworkProfile:
     timeout_ms: float = attrs.field(default=10_000.0, validator=_positive)
 
 
-class _Draws(NamedTuple):
+class _Drawn(NamedTuple):
     """The uniforms one exchange draws, all of them every time, in this order."""
 
     request_loss: float
@@ -127,11 +127,11 @@ class _Draws(NamedTuple):
     down: float
 
     @classmethod
-    def draw(cls, stream: SeededEntropy) -> "_Draws":
+    def draw(cls, stream: SeededEntropy) -> "_Drawn":
         return cls(*stream.randoms(len(cls._fields)))
 
 
-_NO_RATE_ERRORS = _Draws(*([1.0] * len(_Draws._fields)))
+_NO_RATE_ERRORS = _Drawn(*([1.0] * len(_Drawn._fields)))
 """Draws for a duplicate copy: only an error window, not the per-request rates, refuses it."""
 
 
@@ -142,7 +142,7 @@ class _Answer:
     response: Any = None
 
 
-class Transport:
+class NetworkTransport:
     """One device's link to the relay: its only way to reach it."""
 
     def __init__(self, network: "Network", device_id: str, link: SeededEntropy) -> None:
@@ -158,7 +158,7 @@ class Transport:
         net, device = self._network, self.device_id
         net._require_running()
         profile = net.profile
-        u = _Draws.draw(self._requests)
+        u = _Drawn.draw(self._requests)
         xid, self._next_xid = self._next_xid, self._next_xid + 1
         start = trio.current_time()
         deadline = start + profile.timeout_ms / 1000
@@ -197,7 +197,7 @@ class Transport:
         net.trace.emit("response", device, xid=xid, **received, **net._body_field(response))
         return response
 
-    def _answer(self, xid: int, request: Any, u: _Draws, late: bool, answer: "_Answer") -> None:
+    def _answer(self, xid: int, request: Any, u: _Drawn, late: bool, answer: "_Answer") -> None:
         """The request reaches the relay now; keep the answer unless it is lost or late."""
         response = self._deliver(xid, request, u, False)
         if response is not None and u.response_loss < self._network.profile.response_loss:
@@ -207,7 +207,7 @@ class Transport:
         else:
             answer.response = response
 
-    def _deliver(self, xid: int, request: Any, u: _Draws, duplicate: bool) -> Any | None:
+    def _deliver(self, xid: int, request: Any, u: _Drawn, duplicate: bool) -> Any | None:
         """The request reaches the relay now: its answer, or None if it never got there."""
         net, device = self._network, self.device_id
         if not net.connected(device):
@@ -272,7 +272,7 @@ class Network:
         self._entropy = entropy
         self._response_type = response_type
         self._trace_bodies = trace_bodies
-        self._transports: dict[str, Transport] = {}
+        self._transports: dict[str, NetworkTransport] = {}
         self._links = nx.Graph()
         self._links.add_node(RELAY)
         self._cut_until: dict[str, float] = {}
@@ -331,14 +331,14 @@ class Network:
 
     # Links
 
-    def transport(self, device_id: str) -> Transport:
+    def transport(self, device_id: str) -> NetworkTransport:
         """The device's transport (the same object on every call)."""
         if device_id not in self._transports:
             if not isinstance(device_id, str) or device_id in (RELAY, NETWORK):
                 raise NetworkError(
                     f"device ID must be a string other than relay/network: {device_id!r}"
                 )
-            self._transports[device_id] = Transport(
+            self._transports[device_id] = NetworkTransport(
                 self, device_id, self._entropy.fork(f"link/{device_id}")
             )
             self._links.add_node(device_id)
@@ -427,7 +427,7 @@ class Network:
             "fault", NETWORK, fault="error-window", status=status, until=until, **fields
         )
 
-    def _injected_error(self, u: _Draws, request: Any) -> int | None:
+    def _injected_error(self, u: _Drawn, request: Any) -> int | None:
         """The status the relay answers instead of applying a request, or None."""
         window = self._error_window
         if (

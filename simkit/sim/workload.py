@@ -9,7 +9,7 @@ from simkit.sim.spec import Workload
 
 
 @attrs.frozen
-class Write:
+class AppWrite:
     """One application write: a new record, an edit, or a delete."""
 
     graph_id: str
@@ -43,7 +43,7 @@ def plaintext(device_id: str, serial: int, size: int) -> dict:
 
 def next_write(
     device: Device, graphs: list[str], w: Workload, draws: SeededEntropy, serial: int
-) -> Write | None:
+) -> AppWrite | None:
     """Pick a graph, then create, edit or delete (edits and deletes need a live record)."""
     if not graphs:
         return None
@@ -58,7 +58,7 @@ def next_write(
         if live:
             record_id = live[draws.randbelow(len(live))]
             op, data = ("delete", {}) if roll < w.delete else ("edit", payload)
-            return Write(graph_id, record_id, op, device.get(graph_id, record_id)["kind"], data)
+            return AppWrite(graph_id, record_id, op, device.get(graph_id, record_id)["kind"], data)
     number = draws.randbelow(w.keys_per_graph)
     kind = w.kinds[number % len(w.kinds)]  # a record's kind never changes in its life
-    return Write(graph_id, f"r{number}", "create", kind, payload)
+    return AppWrite(graph_id, f"r{number}", "create", kind, payload)

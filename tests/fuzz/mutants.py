@@ -196,8 +196,8 @@ RELAY = (
     Mutant(
         "register-swaps-keys",
         "relay/devices.py",
-        "Device(device_id, call.member, pub, sig, self_sig, label, call.now)",
-        "Device(device_id, call.member, sig, pub, self_sig, label, call.now)",
+        "RegisteredDevice(device_id, call.member, pub, sig, self_sig, label, call.now)",
+        "RegisteredDevice(device_id, call.member, sig, pub, self_sig, label, call.now)",
         "PUT /devices/:deviceId `{pubJwk, sigJwk, ...}`: 'It is set-once and takes both "
         "keys at once'; Device: pubJwk is the ECDH wrapping key, sigJwk the ECDSA signing key.",
     ),

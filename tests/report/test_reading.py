@@ -6,7 +6,7 @@ import json
 import re
 
 from simkit.report import render_report
-from simkit.report.data import Convergence, Span, read, worst_lag
+from simkit.report.data import ConvergenceTimes, Span, read, worst_lag
 from simkit.report.mermaid import sequence_diagram
 
 from .conftest import Builder, summary
@@ -81,7 +81,7 @@ def test_convergence_is_measured_from_the_last_fault_to_the_first_lag_of_zero_fo
     b.at(30).emit("fault", "network", fault="heal", devices=["a2"])
     b.at(60).emit("check", "world", what="quiescence", settled=True)
     c = read(b.trace, summary("t")).convergence
-    assert c == Convergence(faults_end=30, converged=40, settled=60, sampled=True)
+    assert c == ConvergenceTimes(faults_end=30, converged=40, settled=60, sampled=True)
     assert c.sentence().startswith("Converged 10.0 s after the last fault ended at 30.0 s")
     b.at(70).emit("check", "world", what="lag", graph="g", seq=9, lags={"a1": 1})
     assert read(b.trace, summary("t")).convergence.converged is None
@@ -162,7 +162,7 @@ def test_a_revoked_device_leaves_the_fleet_it_is_no_fault_that_never_ends():
     b.at(100).emit("check", "world", what="quiescence", settled=True)
     story = read(b.trace, summary("t"))
     assert story.spans == (Span("a2", 60.8, 100, "revoked"),)
-    assert story.convergence == Convergence(None, 80, 100, True)
+    assert story.convergence == ConvergenceTimes(None, 80, 100, True)
     assert story.convergence.sentence().startswith("No fault was injected; lag was 0 from 80.0 s")
     rows = [(m.category, m.what, m.actor) for m in story.timeline]
     assert ("revoked", "leaves the fleet", "a2") in rows

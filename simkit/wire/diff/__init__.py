@@ -8,14 +8,14 @@ relay and to the target, and shrinks the first divergence into a reproducer
 
 from simkit.wire.diff.cohorts import DEFAULT_COHORTS, Cohort, diff_directory, members_toml
 from simkit.wire.diff.compare import differences, view
-from simkit.wire.diff.reproducer import Reproducer, replay
+from simkit.wire.diff.reproducer import DiffReproducer, replay
 from simkit.wire.diff.run import DiffResult, diff, send
 
 __all__ = [
     "DEFAULT_COHORTS",
     "Cohort",
+    "DiffReproducer",
     "DiffResult",
-    "Reproducer",
     "diff",
     "diff_directory",
     "differences",

@@ -56,7 +56,7 @@ def response_json(response: Response) -> dict:
 
 
 @attrs.frozen
-class Reproducer:
+class DiffReproducer:
     url: str
     seed: int
     cohort: int

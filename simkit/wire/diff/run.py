@@ -41,7 +41,7 @@ from simkit.realtime import epoch_ms, wall_clock
 from simkit.relay import Relay, Request, Response
 from simkit.wire.diff.cohorts import MARKER, Cohort, moved, token_index
 from simkit.wire.diff.compare import differences
-from simkit.wire.diff.reproducer import Reproducer, shifted
+from simkit.wire.diff.reproducer import DiffReproducer, shifted
 from simkit.wire.members import Directory, TokenHost
 from simkit.wire.target import Target, require_unused
 
@@ -135,11 +135,11 @@ class DiffResult:
     # how the run ended: "budget" or "cohorts" (a limit), "done" (shrunk as far as it
     # goes), "unreachable", "interrupted" (Ctrl-C)
     stopped: str = "budget"
-    reproducer: Reproducer | None = None  # the shortest divergence so far
+    reproducer: DiffReproducer | None = None  # the shortest divergence so far
     unreachable: str | None = None
 
 
-class _Session:
+class _DiffSession:
     """What a diff run shares: the target, the directory, the clock, the budget, and
     the shortest divergence so far."""
 
@@ -180,7 +180,7 @@ class _Session:
                 self.keep(found)
                 raise _Stop("found")
 
-    def replayed(self, best: Reproducer, keep: list[int]) -> Reproducer | None:
+    def replayed(self, best: DiffReproducer, keep: list[int]) -> DiffReproducer | None:
         """``best``'s requests at the indexes ``keep``, in a fresh cohort: the divergence
         they show, if it is ``best``'s rule; else None."""
         cohort = self.cohort()
@@ -216,7 +216,7 @@ class _Session:
                 return
             chunk = max(1, chunk // 2)
 
-    def keep(self, found: Reproducer) -> None:
+    def keep(self, found: DiffReproducer) -> None:
         self.result.reproducer = found
         if self.out is not None:
             found.write(self.out)
@@ -226,7 +226,7 @@ class _Run:
     """One example or one shrinking candidate: a cohort, a fresh reference relay and
     a fresh model, and the requests sent so far."""
 
-    def __init__(self, session: _Session, cohort: Cohort) -> None:
+    def __init__(self, session: _DiffSession, cohort: Cohort) -> None:
         self.session, self.cohort = session, cohort
         self.reference = Relay(session.host, session.clock, rate_limits={})
         self.model = RelayModel(session.host, session.clock(), rate_limits={})
@@ -234,7 +234,7 @@ class _Run:
         self.sent: list[Request] = []
         self.recorded_at = session.clock()
 
-    def exchange(self, request: Request) -> Reproducer | None:
+    def exchange(self, request: Request) -> DiffReproducer | None:
         """Send one request to both relays; the divergence if their answers differ."""
         session = self.session
         self.sent.append(request)
@@ -254,13 +254,13 @@ class _Run:
         found = differences(expected, answer)
         return self.reproducer(rule, found, expected, answer) if found else None
 
-    def reproducer(self, rule, found, expected, answer) -> Reproducer:
+    def reproducer(self, rule, found, expected, answer) -> DiffReproducer:
         host = self.session.host
         callers = []
         for request in self.sent:
             identity = host.authenticate(request)
             callers.append("" if identity is None else f"{identity.member_id}/{identity.device_id}")
-        return Reproducer(
+        return DiffReproducer(
             self.session.target.name, self.session.seed, self.cohort.index, self.recorded_at,
             tuple(self.sent), len(self.sent) - 1, rule, tuple(found), expected, answer,
             tuple(callers),
@@ -280,7 +280,7 @@ def diff(
 ) -> DiffResult:
     """Differential fuzzing of ``target`` against the reference relay, within the budget."""
     claim(target)
-    session = _Session(target, directory, seed, seconds, cohorts, max_requests, out, progress)
+    session = _DiffSession(target, directory, seed, seconds, cohorts, max_requests, out, progress)
     result = session.result
 
     @settings(
