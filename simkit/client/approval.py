@@ -20,6 +20,17 @@ CONFLICTED = "conflicted"
 
 
 @attrs.frozen
+class Pin:
+    """A device's approval pin for another device (spec: Device approval pin): its
+    ``state``, how it got there (``via``: setup, human, possession) and the
+    fingerprint of the key triple it was set for."""
+
+    state: str
+    via: str
+    fingerprint: str | None
+
+
+@attrs.frozen
 class GateDecision:
     wrap: bool
     pin: str
@@ -43,7 +54,7 @@ def self_sig_valid(entry: dict) -> bool:
     return verify_bytes(entry["sigJwk"], self_attestation_bytes(fingerprint), self_sig)
 
 
-def decide(pin: dict | None, entry: dict, mode: str) -> GateDecision:
+def decide(pin: Pin | None, entry: dict, mode: str) -> GateDecision:
     """Judge one handed triple against its pin.
 
     approved + same fingerprint: wrap. approved + changed fingerprint: conflicted.
@@ -51,8 +62,8 @@ def decide(pin: dict | None, entry: dict, mode: str) -> GateDecision:
     decision wraps anyway; the events still report what ``approve`` would block.
     """
     fingerprint = fingerprint_of(entry)
-    state = pin["state"] if pin else UNKNOWN
-    if state == APPROVED and fingerprint is not None and pin["fingerprint"] == fingerprint:
+    state = pin.state if pin else UNKNOWN
+    if state == APPROVED and fingerprint is not None and pin.fingerprint == fingerprint:
         return GateDecision(True, APPROVED)
     if state == APPROVED:
         return GateDecision(mode == OBSERVE, CONFLICTED, "device.conflict")

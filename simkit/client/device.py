@@ -15,10 +15,11 @@ skew), ``graphs`` (graph ID -> storage key, epochs), ``subs`` (subscriptions),
 
 import functools
 
+import attrs
 import trio
 
 from simkit.client import keyops, sync
-from simkit.client.approval import APPROVED, OBSERVE, REJECTED, fingerprint_of
+from simkit.client.approval import APPROVED, OBSERVE, REJECTED, Pin, fingerprint_of
 from simkit.client.clock import Clock
 from simkit.client.config import AppConfig
 from simkit.client.events import ClientEvent, GraphStatus
@@ -52,6 +53,19 @@ def subscription_key(graph_id: str, kinds: tuple[str, ...], shards: tuple[str, .
     return f"{graph_id}|k={','.join(kinds)}|s={','.join(shards)}"
 
 
+@attrs.frozen
+class CachedRoster:
+    """A graph's roster as fetched (GET devices): its entries by device ID, when it was
+    fetched on this device's clock and on the relay's (as this device corrects its
+    own), the relay's epoch then, and how many of its devices were unrevoked."""
+
+    entries: dict[str, dict]
+    fetched_at: int
+    fetched_relay_ms: int
+    epoch: int
+    active: int
+
+
 class Device:
     def __init__(
         self,
@@ -80,9 +94,7 @@ class Device:
         self.last_error: str | None = None
         self.readonly: set[str] = set()
         self._booted = False
-        # graph -> (roster entries, fetched at, the same on the relay's clock as this
-        # device corrects it, epoch then, how many are unrevoked)
-        self._rosters: dict[str, tuple[dict[str, dict], int, int, int, int]] = {}
+        self._rosters: dict[str, CachedRoster] = {}  # graph -> the roster fetched last
         self._rings: dict[str, tuple[dict, Keyring]] = {}  # graph -> (stored wire, parsed)
         self._storage_keys: dict[str, str] = {}
         self.selfsig_checked: set[str] = set()
@@ -252,12 +264,14 @@ class Device:
         active = sum(1 for entry in entries.values() if entry.get("revokedAt") is None)
         now = self.clock.now_ms()
         corrected = now - self.store.get("meta", "skew", 0)
-        self._rosters[graph_id] = (entries, now, corrected, self.relay_epoch(graph_id), active)
+        self._rosters[graph_id] = CachedRoster(
+            entries, now, corrected, self.relay_epoch(graph_id), active
+        )
 
     def active_devices(self, graph_id: str) -> int:
         """How many unrevoked devices the last roster fetched lists (0 before any)."""
         cached = self._rosters.get(graph_id)
-        return 0 if cached is None else cached[4]
+        return 0 if cached is None else cached.active
 
     def roster(self, graph_id: str, newest_rev: int = 0) -> dict[str, dict] | None:
         """The cached roster while it is fresh: fetched less than ``recheck_s`` ago,
@@ -269,11 +283,13 @@ class Device:
         cached = self._rosters.get(graph_id)
         if cached is None:
             return None
-        entries, fetched_at, corrected, epoch, _ = cached
-        age = self.clock.now_ms() - fetched_at
-        if epoch != self.relay_epoch(graph_id) or not 0 <= age < self.config.recheck_s * 1000:
+        age = self.clock.now_ms() - cached.fetched_at
+        if (
+            cached.epoch != self.relay_epoch(graph_id)
+            or not 0 <= age < self.config.recheck_s * 1000
+        ):
             return None
-        return None if newest_rev > corrected else entries
+        return None if newest_rev > cached.fetched_relay_ms else cached.entries
 
     def behind(self, graph_id: str) -> bool:
         """Behind an epoch: the relay has a newer key than this device holds (rule 5)."""
@@ -354,11 +370,11 @@ class Device:
 
     # -- approval pins ----------------------------------------------------------------
 
-    def pin(self, device_id: str) -> dict | None:
+    def pin(self, device_id: str) -> Pin | None:
         return self.store.get("pin", device_id)
 
     def set_pin(self, device_id: str, state: str, via: str, fingerprint: str | None) -> None:
-        self.store.put("pin", device_id, {"state": state, "via": via, "fingerprint": fingerprint})
+        self.store.put("pin", device_id, Pin(state, via, fingerprint))
         self.store.commit()
 
     def approve(self, device_id: str) -> None:

@@ -119,8 +119,8 @@ def gate(device, graph_id: str, entry: dict) -> bool:
     device.remember(entry)
     pin = device.pin(entry["deviceId"])
     decision = decide(pin, entry, device.config.approval_mode)
-    if decision.pin == CONFLICTED and (pin or {}).get("state") != CONFLICTED:
-        device.set_pin(entry["deviceId"], CONFLICTED, pin["via"], pin["fingerprint"])
+    if decision.pin == CONFLICTED and pin.state != CONFLICTED:
+        device.set_pin(entry["deviceId"], CONFLICTED, pin.via, pin.fingerprint)
     if decision.event:
         device.emit(decision.event, graph_id, device=entry["deviceId"], member=entry["memberId"])
     return decision.wrap

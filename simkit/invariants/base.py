@@ -98,6 +98,12 @@ def views(world, storage_key: str):
             yield device_id, device, graph_id
 
 
+def pin_state(device, device_id: str) -> str | None:
+    """The state of the pin ``device`` keeps for ``device_id`` (None: no pin)."""
+    pin = device.pin(device_id)
+    return None if pin is None else pin.state
+
+
 def opened_row(storage_key: str, row, keys: dict[int, bytes]) -> dict | None:
     """The record a stored row seals, opened with the keys a device holds (the
     simulation may read what a user sees; the relay never can). None when it does

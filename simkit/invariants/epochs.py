@@ -1,7 +1,7 @@
 """epochs: keys only move forward, reach who they must, and never reach the revoked."""
 
 from simkit.errors import CryptoError
-from simkit.invariants.base import Invariant
+from simkit.invariants.base import Invariant, pin_state
 from simkit.protocol.ids import graph_id_for
 from simkit.protocol.wrap import unwrap_graph_key
 from simkit.sim.clock import relay_time_ms
@@ -375,7 +375,7 @@ def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> b
     holders = world.relay.state.graphs[storage_key].wraps.get(latest, {})
     granters = {d.device_id for d in world.relay.eligible(storage_key)} & set(holders)
     return not any(
-        (world.slots[h].device.pin(device_id) or {}).get("state") == "approved"
+        pin_state(world.slots[h].device, device_id) == "approved"
         for h in sorted(granters)
         if h in world.slots and world.slots[h].device is not None
     )
@@ -414,7 +414,7 @@ class ApprovalGate(Invariant):
             for device_id in wrapped
             if device_id != poster
             and device_id not in self._approved.get(poster, ())
-            and (slot.device.pin(device_id) or {}).get("state") != "approved"
+            and pin_state(slot.device, device_id) != "approved"
             and (graph, epoch, device_id) not in world.ledger.forged_grants
         ]
         if not unapproved:

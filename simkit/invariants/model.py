@@ -23,8 +23,8 @@ class AgreesWithRelayModel(Invariant):
         findings = world.relay_oracle.findings[self._read :] if world.relay_oracle else []
         self._read += len(findings)
         return [
-            self.violation(world, detail, trace_seq=seq, devices=who, records=records)
-            for seq, detail, who, records in findings
+            self.violation(world, f.detail, f.trace_seq, devices=f.devices, records=f.records)
+            for f in findings
         ]
 
     def final(self, world):

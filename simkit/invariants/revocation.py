@@ -1,7 +1,7 @@
 """What revoking a device promises: its later writes are applied nowhere, a rotation
 follows, and what others write afterwards is sealed under a key it never held."""
 
-from simkit.invariants.base import Invariant
+from simkit.invariants.base import Invariant, pin_state
 from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.protocol.records import open_record
 from simkit.sim.clock import relay_time_ms
@@ -96,7 +96,7 @@ def rotators(world, sk: str) -> list[str]:
         if not world.network.connected(device_id):
             continue
         if world.config.approval_mode == "approve" and not all(
-            (device.pin(h) or {}).get("state") == "approved"
+            pin_state(device, h) == "approved"
             for h in sorted(holders - {device_id})
             if h in world.relay.state.devices and world.relay.state.devices[h].revoked_at is None
         ):

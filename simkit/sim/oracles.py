@@ -8,17 +8,29 @@ world's relay answers, every sweep and restart.
 
 import json
 
+import attrs
+
 from simkit.model import ModelCheck
 from simkit.relay import Relay, Request, Response
 
 
+@attrs.frozen
+class Disagreement:
+    """What a model found: where in the trace, what differed, who asked and the records
+    their request named."""
+
+    trace_seq: int
+    detail: str
+    devices: tuple[str, ...] = ()
+    records: tuple[str, ...] = ()
+
+
 class RelayOracle:
-    """The relay model following one relay. ``findings`` are (trace position, what
-    differed, the devices that asked, the records their request named)."""
+    """The relay model following one relay, keeping every ``Disagreement``."""
 
     def __init__(self, relay: Relay, host, settings: dict, trace) -> None:
         self.check: ModelCheck | None = ModelCheck(host, relay.clock(), **settings)
-        self.findings: list[tuple[int, str, tuple[str, ...], tuple[str, ...]]] = []
+        self.findings: list[Disagreement] = []
         self.retired: str | None = None  # why it stopped following the relay
         self._trace = trace
 
@@ -65,7 +77,7 @@ class RelayOracle:
         for finding in findings:
             if request is not None:
                 finding = f"{request.method} {request.path} by {', '.join(who)}: {finding}"
-            self.findings.append((len(self._trace), finding, who, records))
+            self.findings.append(Disagreement(len(self._trace), finding, who, records))
 
 
 def records_named(request: Request) -> tuple[str, ...]:

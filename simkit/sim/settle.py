@@ -143,4 +143,4 @@ def _would_wrap(world, holder, device_id: str) -> bool:
     if world.config.approval_mode == OBSERVE:
         return True
     pin = holder.pin(device_id)
-    return pin is not None and pin["state"] == APPROVED
+    return pin is not None and pin.state == APPROVED

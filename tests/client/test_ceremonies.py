@@ -69,7 +69,7 @@ async def test_link_device_is_approved_automatically_on_possession_proof_with_a_
     b1.approve("a1")
     await b1.sync()
     await a1.sync()  # a1 reads a2's signed record and its selfSig: approved via possession
-    assert a1.pin("a2")["via"] == "possession"
+    assert a1.pin("a2").via == "possession"
     a2.subscribe("u")
     await a1.sync()
     await a2.sync()

@@ -263,11 +263,11 @@ async def test_rule14_an_approved_device_whose_published_keys_change_is_conflict
     a1.set_pin("b1", "approved", "human", "a-different-fingerprint")
     await a1.rotate("g:team")
     assert _kinds(a1, "device.conflict") == [{"device": "b1", "member": "bob"}]
-    assert a1.pin("b1")["state"] == "conflicted"
+    assert a1.pin("b1").state == "conflicted"
     assert "b1" not in world.relay.state.graphs["g:team"].wraps[2]
     a1.forget_device("b1")
     assert a1.pin("b1") is None
-    assert pin["via"] == "human"
+    assert pin.via == "human"
 
 
 @virtual

@@ -301,7 +301,8 @@ CLIENT = (
         "    try:\n"
         '        response = await device.request("GET", f"/graphs/{graph_id}/devices")\n'
         "    except Exception:  # offline: carry on with the roster fetched last\n"
-        "        return device._rosters.get(graph_id, ({},))[0]\n",
+        "        cached = device._rosters.get(graph_id)\n"
+        "        return cached.entries if cached else {}\n",
         "Client rule 6: 'If the roster cannot be fetched, the batch is deferred with the "
         "cursor kept, not dropped.'",
     ),
