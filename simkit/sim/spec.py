@@ -10,6 +10,7 @@ import attrs
 
 from simkit.errors import SimkitError
 from simkit.protocol.ids import is_safe_id
+from simkit.relay.limits import RelaySettings, RelaySettingsError
 from simkit.sim.network import NetworkProfile
 
 
@@ -26,6 +27,14 @@ def _ids(instance, attribute, value) -> None:
 def _at(instance, attribute, value) -> None:
     if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
         raise SpecError(f"{type(instance).__name__}.{attribute.name} must be a time >= 0 (s)")
+
+
+def _relay_settings(value: dict) -> None:
+    """The settings build a ``RelaySettings``: every name known, every value in range."""
+    try:
+        RelaySettings(**value)
+    except (TypeError, RelaySettingsError) as exc:
+        raise SpecError(f"relay settings: {exc}") from None
 
 
 def _tuple(value) -> tuple:
@@ -240,7 +249,8 @@ class WorldSpec:
     drain_s: float = 600.0
     approval_mode: str = "observe"
     send_metadata: bool = False
-    relay_settings: dict = attrs.Factory(dict)
+    # the relay's settings as ``Relay(..., **relay_settings)`` takes them (RelaySettings)
+    relay_settings: dict = attrs.field(factory=dict, validator=lambda i, a, v: _relay_settings(v))
     client_settings: dict = attrs.Factory(dict)  # AppConfig fields (page sizes, batches, ...)
 
     def __attrs_post_init__(self) -> None:
