@@ -8,7 +8,10 @@ each queued write and after each applied batch. A crash discards the live view;
 place (always replaced), so commit copies references, not data.
 """
 
+from collections.abc import Callable
 from typing import Any
+
+GONE = object()  # what ``on_commit`` hears for a deleted row
 
 
 class LocalStore:
@@ -16,6 +19,9 @@ class LocalStore:
         self._durable: dict[str, dict[str, Any]] = durable if durable is not None else {}
         self._live = {name: dict(rows) for name, rows in self._durable.items()}
         self._dirty: dict[tuple[str, str], None] = {}
+        # an observer of durable state (the simulator's device model): it hears each
+        # commit's changes, {(table, key): the new value, or GONE}
+        self.on_commit: Callable[[dict[tuple[str, str], Any]], None] | None = None
 
     def get(self, table: str, key: str, default: Any = None) -> Any:
         return self._live.get(table, {}).get(key, default)
@@ -40,6 +46,8 @@ class LocalStore:
 
     def commit(self) -> None:
         """Make every write since the last commit durable."""
+        if self.on_commit is not None and self._dirty:
+            self.on_commit({(t, k): self._live.get(t, {}).get(k, GONE) for t, k in self._dirty})
         for table, key in self._dirty:
             live = self._live.get(table, {})
             if key in live:
