@@ -236,7 +236,7 @@ class Device:
         return (self.store.get("graphs", graph_id) or {}).get("latest", 0)
 
     def note_epoch(self, graph_id: str, epoch: int | None) -> None:
-        """Remember the relay's epoch from an answer; it only ever moves up (rule 5)."""
+        """Remember the relay's epoch from an answer; it only ever moves up (client rule 5)."""
         meta = self.store.get("graphs", graph_id) or {"sk": self.storage_key(graph_id)}
         if epoch is not None and epoch > meta.get("latest", 0):
             self.store.put("graphs", graph_id, {**meta, "latest": epoch})
@@ -276,7 +276,7 @@ class Device:
     def roster(self, graph_id: str, newest_rev: int = 0) -> dict[str, dict] | None:
         """The cached roster while it is fresh: fetched less than ``recheck_s`` ago,
         before no epoch change, and after ``newest_rev``, the newest record it is to
-        vouch for. Rule 2 refuses a record whose device was revoked when ``r.at`` says
+        vouch for. Client rule 2 refuses a record whose device was revoked when ``r.at`` says
         it was written; a roster fetched before that moment cannot know, and the
         rotation that follows a revocation may come minutes later (F12). An op signed
         by a device missing from it makes the client fetch it again."""
@@ -292,7 +292,7 @@ class Device:
         return None if newest_rev > cached.fetched_relay_ms else cached.entries
 
     def behind(self, graph_id: str) -> bool:
-        """Behind an epoch: the relay has a newer key than this device holds (rule 5)."""
+        """Behind an epoch: the relay has a newer key than this device holds (client rule 5)."""
         return self.relay_epoch(graph_id) > self.keyring(graph_id).current
 
     # -- local records and the write path -------------------------------------------
@@ -311,7 +311,8 @@ class Device:
         return sum(len(self.store.rows(f"queue:{self.storage_key(g)}")) for g in names)
 
     def stamp(self, prior_rev: float) -> int:
-        """Rule 1: at = max(now, last + 1, priorRev + 1), now corrected by the adopted skew."""
+        """Client rule 1: at = max(now, last + 1, priorRev + 1), now corrected by the
+        adopted skew."""
         now = self.clock.now_ms() - self.store.get("meta", "skew", 0)
         at = max(now, self.store.get("meta", "last", 0) + 1, int(prior_rev) + 1)
         self.store.put("meta", "last", at)
@@ -354,7 +355,7 @@ class Device:
     # -- protocol rules a variant may change (docs/variants.md) -------------------------
 
     def check(self, op: dict, storage_key_: str, key: bytes, roster: dict[str, dict]):
-        """Rule 2: may this op be applied? Returns ``Opened`` or ``Refusal``."""
+        """Client rule 2: may this op be applied? Returns ``Opened`` or ``Refusal``."""
         return check_op(
             op,
             storage_key=storage_key_,
@@ -365,7 +366,7 @@ class Device:
         )
 
     def skip_missing_epoch(self) -> bool:
-        """Rule 4: an op under an epoch this device lacks stops the pull (never skipped)."""
+        """Client rule 4: an op under an epoch this device lacks stops the pull (never skipped)."""
         return False
 
     # -- approval pins ----------------------------------------------------------------

@@ -11,7 +11,7 @@ MINT_ATTEMPTS = 4  # a roster can change between reading it and posting a new ep
 
 
 async def refresh_keys(device, graph_id: str) -> dict | None:
-    """GET keys, unwrap what is new, discard what does not open (rule 12).
+    """GET keys, unwrap what is new, discard what does not open (client rule 12).
 
     Returns the answer, or None when the relay refused (the caller carries on).
     """
@@ -140,7 +140,7 @@ async def roster(device, graph_id: str) -> dict[str, dict] | None:
 async def mint_epoch(device, graph_id: str, epoch: int) -> bool:
     """POST a new epoch wrapped to every active device the gate lets through, the rest
     named in ``excluding``; then read the keys back and adopt what the relay holds
-    (rule 13). Returns whether this device now holds ``epoch``."""
+    (client rule 13). Returns whether this device now holds ``epoch``."""
     current = await roster(device, graph_id)
     if current is None:
         return False

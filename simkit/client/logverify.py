@@ -1,10 +1,10 @@
 """Log verification (spec: Log rules, Client verification, Checkpoint rules).
 
 Per graph, a device folds the relay's log into the chain over the entries present
-and checks, only up to the seq actually served to it: (1) every entry names a
-record it holds at that rev or newer, unless it refused that record on purpose;
-(2) its chain head at each checkpoint boundary equals what other devices signed
-for that boundary. Any contradiction latches ``alarm``.
+and checks, only up to the seq actually served to it: log check (1), every entry
+names a record it holds at that rev or newer, unless it refused that record on
+purpose; log check (2), its chain head at each checkpoint boundary equals what
+other devices signed for that boundary. Any contradiction latches ``alarm``.
 """
 
 import hashlib
@@ -57,13 +57,13 @@ def fold(
     moved: frozenset[str] = frozenset(),
     partial: bool = False,
 ) -> LogState:
-    """Fold entries with ``through < seq <= upto``; check (1) on each.
+    """Fold entries with ``through < seq <= upto``; log check (1) on each.
 
     ``entries`` must hold every log entry up to ``upto`` (a complete page), so
     boundaries up to ``upto`` become final. ``held_rev(id)`` is the rev the device
     holds, ``refused_rev(id)`` the rev it refused on purpose (or None). ``moved``
     names records with a later log entry beyond ``upto``: the relay serves a record's
-    current version only, so a device whose pull stopped early (rule 4) was never
+    current version only, so a device whose pull stopped early (client rule 4) was never
     served the older versions those entries name. ``partial``: the read stopped at
     its page limit before the log's end, so a later entry of a record may lie beyond
     it; the fold then stops before an entry it cannot judge yet, and the next read
@@ -105,7 +105,7 @@ def fold(
         last_app_seq=last_app_seq,
         heads={**log.heads, **fresh} if fresh else log.heads,
     )
-    if fresh:  # check (2) for the claims at boundaries that just became final
+    if fresh:  # log check (2) for the claims at boundaries that just became final
         for device_id, claim in sorted(log.claims.items()):
             if str(claim["seq"]) in fresh:
                 folded = _compare(folded, device_id, claim["seq"], claim["head"])
@@ -117,7 +117,7 @@ def was_served(
     held_rev: Callable[[str], float | None],
     refused_rev: Callable[[str], float | None],
 ) -> bool:
-    """Check (1) for one entry: the device holds its record at that rev or newer, or
+    """Log check (1) for one entry: the device holds its record at that rev or newer, or
     refused that version (or a newer one) on purpose."""
     held, refused = held_rev(entry["recordId"]), refused_rev(entry["recordId"])
     rev = entry["rev"]
@@ -134,14 +134,14 @@ def _final_boundaries(lo: int, hi: int, head: str) -> dict:
 
 
 def with_claim(log: LogState, device_id: str, boundary: int, head: str) -> LogState:
-    """Remember a believed peer checkpoint (the latest one per peer device) and check
-    (2) against it at once if our head at that boundary is final."""
+    """Remember a believed peer checkpoint (the latest one per peer device) and run
+    log check (2) against it at once if our head at that boundary is final."""
     log = attrs.evolve(log, claims={**log.claims, device_id: {"seq": boundary, "head": head}})
     return _compare(log, device_id, boundary, head)
 
 
 def _compare(log: LogState, device_id: str, boundary: int, head: str) -> LogState:
-    """Check (2) for one claim: alarm when the peer's head differs from ours at a
+    """Log check (2) for one claim: alarm when the peer's head differs from ours at a
     boundary we both have. A chain anchored mid-log never compares heads."""
     if log.anchored_from is not None or log.state == ALARM:
         return log

@@ -30,7 +30,7 @@ from simkit.protocol.records import seal_record, sign_record
 
 
 def prior_rev(record: dict | None) -> int:
-    """The ``priorRev`` of rule 1: the rev of the record being overwritten (0 if none)."""
+    """The ``priorRev`` of client rule 1: the rev of the record being overwritten (0 if none)."""
     return record["at"] if record else 0
 
 
@@ -85,7 +85,7 @@ def _sealed(device, graph_id: str, sk: str, record: dict, epoch: int, key: bytes
 
 
 def _batches(device, ops: list[dict]):
-    """Rule 7: at most 200 ops and 8 MiB per push."""
+    """Client rule 7: at most 200 ops and 8 MiB per push."""
     batch, size = [], 0
     for op in ops:
         op_size = len(compact_json(op)) + 1
@@ -104,7 +104,7 @@ def _batches(device, ops: list[dict]):
 async def push(device, graph_id: str) -> int:
     """Push the queue unless behind an epoch; returns how many ops landed.
 
-    Records re-stamped by a clock repair (rule 9) are pushed again in the same run.
+    Records re-stamped by a clock repair (client rule 9) are pushed again in the same run.
     """
     landed, repaired = await _push_queue(device, graph_id)
     if repaired:
@@ -133,7 +133,7 @@ async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
         response = await device.request("POST", f"/graphs/{graph_id}/push", {"ops": batch})
         if response.status != 200:
             refusal = device.refusal(response)
-            if refusal.get("error") == "not-permitted":  # rule 11: hold, report, keep pulling
+            if refusal.get("error") == "not-permitted":  # client rule 11: hold, report, pull
                 if graph_id not in device.readonly:
                     device.readonly.add(graph_id)
                     device.emit("policy.readonly", graph_id, need=refusal.get("need"))
@@ -153,7 +153,7 @@ async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
 
 
 def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> int:
-    """Apply a push answer: drop what is settled, re-stamp after clock repair (rule 9)."""
+    """Apply a push answer: drop what is settled, re-stamp after clock repair (client rule 9)."""
     device.note_epoch(graph_id, answer.get("epoch"))
     rejected = {r["recordId"]: r["reason"] for r in answer.get("rejected", [])}
     accepted = answer["accepted"]
@@ -220,7 +220,7 @@ def _restamp(device, graph_id: str, sk: str, entry: dict) -> None:
 
 
 def _skip_echo(device, graph_id, batch, accepted: int, rejected: dict, cursor: int) -> None:
-    """Rule 8: skip pulling our own ops back only when every op of the batch landed
+    """Client rule 8: skip pulling our own ops back only when every op of the batch landed
     and nothing else was written in between (the seqs follow our cursor directly)."""
     sub_cursor = device.store.get("cursor", graph_id, 0)
     if accepted == len(batch) and not rejected and cursor == sub_cursor + len(batch):
@@ -255,12 +255,12 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         needs_roster = answer["ops"] and device.roster(graph_id, newest) is None
         if needs_roster and await keyops.roster(device, graph_id) is None:
             device.emit("roster.deferred", graph_id, cursor=cursor)
-            return applied, refused  # rule 6: defer the batch, keep the cursor
+            return applied, refused  # client rule 6: defer the batch, keep the cursor
         stopped_at = None
         for op in answer["ops"]:
             outcome = await _receive(device, graph_id, sk, op)
             if outcome is None and not device.skip_missing_epoch():
-                stopped_at = op["seq"]  # rule 4: missing epoch, stop before this op
+                stopped_at = op["seq"]  # client rule 4: missing epoch, stop before this op
                 device.emit("pull.stopped", graph_id, seq=stopped_at, epoch=op.get("e"))
                 break
             if isinstance(outcome, Refusal):
@@ -320,7 +320,7 @@ async def _receive(device, graph_id: str, sk: str, op: dict):
 
 
 async def _key_for(device, graph_id: str, epoch: int | None) -> bytes | None:
-    """The key for an op's epoch, fetching keys once if it is missing (rule 4)."""
+    """The key for an op's epoch, fetching keys once if it is missing (client rule 4)."""
     ring = device.keyring(graph_id)
     epoch = ring.current if epoch is None else epoch
     if epoch not in ring.keys:
@@ -330,7 +330,7 @@ async def _key_for(device, graph_id: str, epoch: int | None) -> bytes | None:
 
 
 def _apply(device, graph_id: str, sk: str, record: dict) -> None:
-    """Rule 3: take the relay's copy when local.at <= record.at and content differs.
+    """Client rule 3: take the relay's copy when local.at <= record.at and content differs.
 
     When a queued local write is newer, the relay's copy is kept aside (``shadow``):
     a clock repair may later re-stamp the write below it (``_restamp``).
@@ -404,7 +404,7 @@ def _alarm(device, graph_id: str, why: str) -> None:
 
 
 async def verify_log(device, graph_id: str) -> None:
-    """Fold the log up to the seq served to the unfiltered subscription; check (1) and (2)."""
+    """Fold the log up to the seq served to the unfiltered subscription; log checks (1) and (2)."""
     sk = device.storage_key(graph_id)
     served = device.store.get("cursor", graph_id, 0)
     log = device.log_state(graph_id)

@@ -47,7 +47,7 @@ async def send_with_retries(
     backoff: Backoff,
     on_retry: Callable[[str], None] = lambda why: None,
 ) -> Response:
-    """Send, retrying what rule 10 says to retry; raise RelayUnavailable when out of
+    """Send, retrying what client rule 10 says to retry; raise RelayUnavailable when out of
     attempts. ``on_retry`` hears why each retry happens (a status, or ``lost``)."""
     last = "no attempt"
     for attempt in range(backoff.attempts):

@@ -279,11 +279,11 @@ class WorldMachine(RuleBasedStateMachine):
         """A new device links, is granted the keys and writes before the others have read
         a roster that lists it: a receiver must read the roster again for the unknown
         signer (client rule 2). ``outage`` (with the errors rules): the roster route
-        fails meanwhile, and what the newcomer wrote must wait, not be dropped (rule 6).
+        fails meanwhile, and what the newcomer wrote must wait, not be dropped (client rule 6).
         ``forged`` (with the rogue rules): the graph was written to and rotated before the
         link, and a member's non-conforming client fills the newcomer's oldest gap, an
         epoch below the latest, with a wrap it cannot open, before any holder grants it
-        (rule 12)."""
+        (client rule 12)."""
         device = self.next_device(member)
         graph = self.pick(data, self.world.graphs_of(member), "graph")
         holders = [d for d in self.honest_devices() if graph in self.graphs_of(d)]

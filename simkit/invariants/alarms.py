@@ -97,7 +97,7 @@ class AlarmCompleteness(Invariant):
       graph that completes (reaches the relay throughout) after it was served. A
       run is the unit: reading a long log one entry per page over a lossy network
       takes what it takes, but a completed run has read the log to what it served;
-    - check (2), what checkpoints catch (forks that meet again, withheld log entries,
+    - log check (2), what checkpoints catch (forks that meet again, withheld log entries,
       rewritten logs): a device that holds a peer's believable checkpoint for a
       boundary it has folded, with a different head, is in ``alarm``. Believable is
       the spec's rule: the record sits in the slot derived for the ``d`` in its data,

@@ -120,7 +120,7 @@ class Epochs(Invariant):
     def _keys_match_wraps(self, world) -> list:
         """Each device holds, for every epoch the relay keeps a wrap of for it, the key that
         wrap carries (client rules 12 and 13: a wrap that opens is what the device adopts,
-        not a key it minted and lost the race with). A wrap that does not open is rule 12's
+        not a key it minted and lost the race with). A wrap that does not open is client rule 12's
         business; a device without a wrap is checked by the latest- and older-epoch checks."""
         out = []
         for device_id, slot in sorted(world.slots.items()):
@@ -159,7 +159,7 @@ class Epochs(Invariant):
         Holders owe the wrap; the device takes it from its next GET keys answer, and
         nothing in the protocol says when that comes (a poke is content-free; a device
         holding the latest key asks every ``recheck_s``, or when an op needs the epoch,
-        rule 4). So a wrap the relay stored after the last GET keys answer the device
+        client rule 4). So a wrap the relay stored after the last GET keys answer the device
         received is owed to nobody yet, provided it carries the epoch's key and was
         stored within one recheck and one keys fetch's retries of now: the device has
         not been told of it. A wrap served to the device that it did not adopt still
@@ -210,7 +210,7 @@ class Epochs(Invariant):
         try:
             carried = unwrap_graph_key(wrapped, world.slots[device_id].device.keys.wrap_key)
         except CryptoError:
-            return False  # rule 12: the device discards it and a holder grants again
+            return False  # client rule 12: the device discards it and a holder grants again
         return carried == key
 
 

@@ -52,7 +52,7 @@ def keygaps(model: "RelayModel", call: Call) -> Expected:
 
 
 def put_keys(model: "RelayModel", call: Call) -> Expected:
-    """``epoch > latest`` mints (rules 1-6); ``epoch <= latest`` grants into gaps."""
+    """``epoch > latest`` mints (rotation rules 1-6); ``epoch <= latest`` grants into gaps."""
     if not schema.keys_body(call.body):
         raise invalid("keys: body schema")
     epoch = int(call.body["epoch"])
@@ -61,7 +61,7 @@ def put_keys(model: "RelayModel", call: Call) -> Expected:
     graph = model.graph(call.key)
     eligible = [d["deviceId"] for d in model.eligible(call.key)]
     if epoch <= graph.latest_epoch:
-        _only_member_devices(wraps, eligible, "keys: grant (rule 6)")
+        _only_member_devices(wraps, eligible, "keys: grant (rotation rule 6)")
         holders = graph.wraps.setdefault(epoch, {})
         for device, wrapped in wraps.items():
             holders.setdefault(device, wrapped)  # existing wraps are never overwritten
@@ -94,7 +94,7 @@ def put_keys(model: "RelayModel", call: Call) -> Expected:
 
 
 def _only_member_devices(wraps: dict[str, str], eligible: list[str], rule: str) -> None:
-    """Rule 6: every wrap addresses an active device of a current member."""
+    """Rotation rule 6: every wrap addresses an active device of a current member."""
     strangers = [d for d in wraps if d not in eligible]
     if strangers:
         raise Refuse(400, "not-a-member-device", rule, devices=strangers)

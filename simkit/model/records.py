@@ -13,7 +13,7 @@ OPTIONAL = ("e", "k", "sh")
 
 
 def push(model: "RelayModel", call: Call) -> Expected:
-    """Rules 1-4 per op, in order; the whole seq range is reserved up front."""
+    """Push rules 1-4 per op, in order; the whole seq range is reserved up front."""
     settings = model.settings
     if not schema.push_body(call.body, settings.max_ops_per_push, settings.max_ciphertext_chars):
         raise invalid("push: body schema (ops, maxOpsPerPush, maxCiphertextChars)")
@@ -26,18 +26,18 @@ def push(model: "RelayModel", call: Call) -> Expected:
         row = graph.rows.get(op["recordId"])
         if op["rev"] > call.now + settings.max_rev_skew_ms:
             rejected.append({"recordId": op["recordId"], "reason": "rev-too-far-ahead"})
-            notes.append("rule 1 rejects")
+            notes.append("push rule 1 rejects")
         elif row is not None and row["rev"] >= op["rev"]:
-            notes.append("rule 2 skips")
+            notes.append("push rule 2 skips")
         elif reason := _quota(model, graph, row, op):
             rejected.append({"recordId": op["recordId"], "reason": reason})
-            notes.append("rule 3 rejects")
+            notes.append("push rule 3 rejects")
         else:
             graph.rows[op["recordId"]] = {**op, "seq": seq}
             graph.log.append({"seq": seq, "recordId": op["recordId"], "rev": op["rev"]})
             graph.pushers.add(call.member)
             accepted += 1
-            notes.append("rule 4 writes")
+            notes.append("push rule 4 writes")
     answer = {"accepted": accepted, "cursor": graph.counter, "now": call.now}
     answer["epoch"] = graph.latest_epoch
     if rejected:
@@ -55,7 +55,7 @@ def _stored_form(op: dict) -> dict:
 
 
 def _quota(model: "RelayModel", graph: Graph, row: dict | None, op: dict) -> str | None:
-    """Rule 3: a new row over the record quota, or stored ciphertext over the byte quota."""
+    """Push rule 3: a new row over the record quota, or stored ciphertext over the byte quota."""
     if row is None and len(graph.rows) + 1 > model.settings.quota_records:
         return "quota-records"
     stored = graph.row_bytes() - (0 if row is None else len(row["c"])) + len(op["c"])

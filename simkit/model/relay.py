@@ -146,7 +146,7 @@ class RelayModel:
         return f"d:{a}:{b}"
 
     def _body(self, route: Route, request: Request) -> object:
-        """Step 7: known query parameters, then the body's size, syntax and depth."""
+        """Pipeline step 7: known query parameters, then the body's size, syntax and depth."""
         rule = "pipeline step 7 (body schema)"
         if any(name not in route.query for name in request.query):
             raise invalid(f"{rule}: unknown query parameter")

@@ -85,7 +85,7 @@ class KeyRoutes(RelayCore):
         return json_response(200, {"ok": True, "latestEpoch": call.graph.latest_epoch})
 
     def _rotate(self, call: Call, epoch: int, wraps: dict[str, str], excluding: list[str]) -> None:
-        """Mint epoch latest+1, checking the spec's rules 1-4 and 6 in order."""
+        """Mint epoch latest+1, checking the spec's rotation rules 1-4 and 6 in order."""
         graph = call.graph
         if epoch != graph.latest_epoch + 1:
             raise Refused(
@@ -144,7 +144,7 @@ class KeyRoutes(RelayCore):
 
     @staticmethod
     def _require_member_devices(wraps: dict[str, str], eligible: set[str]) -> None:
-        """Rule 6: every wrap addresses an active device of a current member."""
+        """Rotation rule 6: every wrap addresses an active device of a current member."""
         strangers = [d for d in wraps if d not in eligible]
         if strangers:
             raise Refused(

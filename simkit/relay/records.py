@@ -86,18 +86,19 @@ class RecordRoutes(RelayCore):
         )
 
     def _too_far_ahead(self, rev: int, now: int) -> bool:
-        """Rule 1: a rev more than maxRevSkewMs ahead of the relay's clock."""
+        """Push rule 1: a rev more than maxRevSkewMs ahead of the relay's clock."""
         return rev > now + self.settings.max_rev_skew_ms
 
     def _wins(self, stored_rev: int, op_rev: int) -> bool:
-        """Rule 2, last-write-wins: only a strictly higher rev replaces (first of equals stays)."""
+        """Push rule 2, last-write-wins: only a strictly higher rev replaces (first of equals
+        stays)."""
         return op_rev > stored_rev
 
     def _lose(self, call: Call, graph: Graph, op: Record, reserved: int) -> None:
         """An LWW loser is not a write: not stored, not logged, not listed as rejected."""
 
     def _quota_reason(self, graph: Graph, stored: Record | None, op: Record) -> str | None:
-        """Rule 3 on the incremental counters: the record count, then the stored bytes."""
+        """Push rule 3 on the incremental counters: the record count, then the stored bytes."""
         if stored is None and len(graph.records) + 1 > self.settings.quota_records:
             return "quota-records"
         if graph.record_bytes + _growth(stored, op) > self.settings.quota_bytes:
@@ -109,7 +110,7 @@ class RecordRoutes(RelayCore):
         return reserved
 
     def _write(self, call: Call, graph: Graph, stored: Record | None, op: Record, seq: int) -> None:
-        """Rule 4: upsert the row, count its bytes and log it, all in this transaction."""
+        """Push rule 4: upsert the row, count its bytes and log it, all in this transaction."""
         tx, row = call.tx, op.at(seq)
         tx.set(graph.records, row.record_id, row)
         tx.assign(graph, "record_bytes", graph.record_bytes + _growth(stored, row))

@@ -15,7 +15,7 @@ from simkit.protocol.canonical import compact_json
 from simkit.relay.txn import Transaction
 
 # Storage schema version. It only ever grows; a future build adds an append-only
-# migration from the previous version (spec: Versioning, item 4).
+# migration from the previous version (spec: Versioning rule 4).
 SCHEMA_VERSION = 1
 
 

@@ -166,7 +166,7 @@ class Withhold(Mode):
         chosen.update(record_id for record_id in ops if _chosen(record_id, self.fraction))
 
     def _detectable(self, device_id: str, graph_id: str, op: dict) -> bool:
-        """Check (1) compares revs only: an op the target already holds at that rev or
+        """Log check (1) compares revs only: an op the target already holds at that rev or
         newer (its own write of an equal rev, say) is withheld undetectably."""
         slot = self.world.slots.get(device_id)
         held = slot.device.get(graph_id, op["recordId"]) if slot and slot.device else None
@@ -174,7 +174,7 @@ class Withhold(Mode):
 
     def _passable(self, device_id: str, graph_id: str, ops: list[dict]) -> list[dict]:
         """The ops the target's cursor can pass: those before the first op under an
-        epoch it holds no key for (rule 4 stops its pull there; found by the fuzzer)."""
+        epoch it holds no key for (client rule 4 stops its pull there; found by the fuzzer)."""
         slot = self.world.slots.get(device_id)
         if slot is None or slot.device is None:
             return []

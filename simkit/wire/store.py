@@ -10,7 +10,7 @@ undoes the request and answers 500, so memory and disk never disagree
 
 The schema grows only by appending to ``MIGRATIONS``; a shipped migration is never
 edited (each one's SHA-256 is recorded when it is applied and compared on every
-open) and a store written by a newer build is refused (spec: Versioning, item 4).
+open) and a store written by a newer build is refused (spec: Versioning rule 4).
 """
 
 import hashlib

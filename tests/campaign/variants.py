@@ -50,8 +50,8 @@ SOURCE = [
     Mutant(
         "docstring-only",
         "relay/records.py",
-        '"""Rule 1: a rev more than maxRevSkewMs ahead of the relay\'s clock."""',
-        '"""Rule 1: a rev too far ahead of the relay\'s clock."""',
+        '"""Push rule 1: a rev more than maxRevSkewMs ahead of the relay\'s clock."""',
+        '"""Push rule 1: a rev too far ahead of the relay\'s clock."""',
         "none: an equivalent mutant (it changes a docstring), which no test can kill",
     ),
 ]

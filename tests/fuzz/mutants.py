@@ -115,8 +115,8 @@ RELAY = (
         "relay/core.py",
         "            if device.revoked_at is None\n        ]",
         "        ]",
-        "POST keys rule 3: 'Wraps plus `excluding` must cover every eligible device "
-        "(active devices of current members)'; rule 6: 'Every wrap must address an active "
+        "Keys, rotation rule 3: 'Wraps plus `excluding` must cover every eligible device "
+        "(active devices of current members)'; rotation rule 6: 'Every wrap must address an active "
         "device of a current member, else `400 not-a-member-device`.'",
     ),
     Mutant(
@@ -124,7 +124,7 @@ RELAY = (
         "relay/keys.py",
         'self._require_capability(call, "rotate")',
         'self._require_capability(call, "write")',
-        "POST keys rule 2: 'The caller must hold the `rotate` capability, else `403 "
+        "Keys, rotation rule 2: 'The caller must hold the `rotate` capability, else `403 "
         "not-permitted` with `need: rotate`.'",
     ),
     Mutant(
@@ -236,7 +236,7 @@ RELAY = (
     ),
 )
 
-# -- the client: rules 1-14, log verification, checkpoints, durability -----------------------
+# -- the client: client rules 1-14, log checks, checkpoints, durability ----------------------
 
 CLIENT = (
     Mutant(
@@ -289,7 +289,7 @@ CLIENT = (
     Mutant(
         "pull-without-roster",
         "client/sync.py",
-        "            return applied, refused  # rule 6: defer the batch, keep the cursor",
+        "            return applied, refused  # client rule 6: defer the batch, keep the cursor",
         '            device.last_error = f"pull {graph_id}: roster unavailable"',
         "Client rule 6: 'If the roster cannot be fetched, the batch is deferred with the "
         "cursor kept, not dropped.'",
@@ -384,7 +384,7 @@ CLIENT = (
         "client/logverify.py",
         "return (held is not None and held >= rev) or (refused is not None and refused >= rev)",
         "return held is not None or (refused is not None and refused >= rev)",
-        "Client verification (1): 'every log entry names a record the device holds at "
+        "Log check (1): 'every log entry names a record the device holds at "
         "that rev or newer unless it refused it on purpose'.",
     ),
     Mutant(

@@ -64,7 +64,7 @@ def test_json_is_compared_as_json_one_number_type_but_true_is_not_1():
     got = {"accepted": 1.0, "cursor": 1, "now": T0, "epoch": 0}
     assert compare(expected, answer(200, got)) == []
     assert compare(expected, answer(200, {**got, "accepted": True})) == [
-        "push rules (rule 4 writes): body.accepted expected 1, got True"
+        "push rules (push rule 4 writes): body.accepted expected 1, got True"
     ]
 
 

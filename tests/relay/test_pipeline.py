@@ -9,7 +9,7 @@ from simkit.relay import RateLimit, Request, routing
 from simkit.relay.http import Refused
 from simkit.relay.routing import match
 
-# --- step 1: rate limit (429) -------------------------------------------------
+# --- pipeline step 1: rate limit (429) ----------------------------------------
 
 
 def test_pipeline_rate_limit_429_comes_before_every_other_check():
@@ -69,7 +69,7 @@ def test_pipeline_default_rate_limits_never_throttle_devices_syncing_every_two_s
         h.clock.advance(2_000)
 
 
-# --- step 2: authenticate (401) -------------------------------------------------
+# --- pipeline step 2: authenticate (401) ----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -88,7 +88,7 @@ def test_pipeline_header_names_are_case_insensitive(h):
     assert response.status == 200
 
 
-# --- step 3: safe IDs (403 malformed-identity) ----------------------------------
+# --- pipeline step 3: safe IDs (403 malformed-identity) -------------------------
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_pipeline_unsafe_member_or_device_id_is_403_malformed_identity(h, who):
         assert error(response) == "malformed-identity"
 
 
-# --- step 4/5: registered, not revoked ------------------------------------------
+# --- pipeline step 4/5: registered, not revoked ---------------------------------
 
 
 def test_pipeline_unregistered_device_is_403_device_not_registered(h):
@@ -138,7 +138,7 @@ def test_pipeline_put_devices_is_the_only_route_without_a_registered_device(h):
         assert (response.status, error(response)) == (403, "device-not-registered"), path
 
 
-# --- step 6: graph resolution ------------------------------------------------------
+# --- pipeline step 6: graph resolution ---------------------------------------------
 
 
 def test_pipeline_caller_not_in_group_is_403_not_a_member(h):
@@ -256,7 +256,7 @@ def test_routing_dot_segments_are_not_normalised(h):
     assert error(h.call("GET", "/graphs/../devices")) == "invalid"  # '..' is a (bad) graph ID
 
 
-# --- step 7: body and query schemas ----------------------------------------------------
+# --- pipeline step 7: body and query schemas -------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -60,8 +60,8 @@ def test_push_rule_order_skew_before_lww_before_quota():
     far = T0 + 5 * MINUTE + 1
     response = h.push("u", [op("r1", far), op("r1", 3), op("r2", far), op("r2", 1)])
     assert response.json()["rejected"] == [
-        {"recordId": "r1", "reason": "rev-too-far-ahead"},  # rule 1 before rule 2
-        {"recordId": "r2", "reason": "rev-too-far-ahead"},  # rule 1 before rule 3
+        {"recordId": "r1", "reason": "rev-too-far-ahead"},  # push rule 1 before push rule 2
+        {"recordId": "r2", "reason": "rev-too-far-ahead"},  # push rule 1 before push rule 3
         {"recordId": "r2", "reason": "quota-records"},
     ]
 

@@ -65,7 +65,7 @@ def test_quiescence_settles_with_a_write_held_behind_an_epoch():
 def test_quiescence_settles_with_a_view_stopped_before_a_key_nobody_will_grant():
     """Client rule 4: a6's pull stops before b1's record under epoch 2 and never skips
     it; every holder of epoch 2 has not approved a6, so in approve mode none wraps it
-    (rule 14). Once a holder approves a6, the world has something left to do."""
+    (client rule 14). Once a holder approves a6, the world has something left to do."""
     world = _replay(
         HANDOVER_WORLD,
         [
@@ -110,9 +110,9 @@ LINK_AND_WRITE = [
 
 @pytest.mark.parametrize(("mode", "settled"), [("observe", False), ("approve", True)])
 def test_quiescence_waits_for_a_key_a_holder_will_grant_and_only_for_that(mode, settled):
-    """A just linked device holds no key yet, so rule 5 holds its write. In observe mode
+    """A just linked device holds no key yet, so client rule 5 holds its write. In observe mode
     every holder will wrap the key to it at its next key recheck: the world is not
-    settled. In approve mode nobody approved it, so no holder will (rule 14)."""
+    settled. In approve mode nobody approved it, so no holder will (client rule 14)."""
     driver = WorldDriver(WorldParams(5, approval_mode=mode, rules=("link",)).spec())
     try:
         for index, step in enumerate(LINK_AND_WRITE):

@@ -57,4 +57,4 @@ class NeverDelivered(Relay):
 
 
 skew_unchecked = Variant("skew-unchecked", "push rule 1 never rejects", relay=NoSkewCheck)
-last_of_equals = Variant("last-of-equals", "rule 2 keeps the last of equal revs", LastOfEquals)
+last_of_equals = Variant("last-of-equals", "push rule 2 keeps the last of equal revs", LastOfEquals)

@@ -132,9 +132,9 @@ def test_serve_killed_mid_load_keeps_every_answered_write_and_nothing_else(serve
     seqs = [e["seq"] for e in log]
     assert seqs == sorted(set(seqs))
     for entry in log:
-        assert rows[entry["recordId"]]["rev"] >= entry["rev"]  # client verification (1)
+        assert rows[entry["recordId"]]["rev"] >= entry["rev"]  # log check (1)
     before, after = boundary_heads(log_before), boundary_heads(log)
-    assert before and all(after[b] == head for b, head in before.items())  # verification (2)
+    assert before and all(after[b] == head for b, head in before.items())  # log check (2)
     latest = {entry["recordId"]: entry for entry in log}
     assert all(rows[r]["seq"] == e["seq"] for r, e in latest.items())
 

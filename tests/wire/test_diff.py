@@ -52,7 +52,7 @@ def test_diff_finds_shrinks_and_replays_a_served_variants_divergence(serve, memb
     result = simkit("diff", served.url, "--cohorts", COHORTS, "--time", 120, "--out", out)
     assert result.exit_code == 1, result.output
     repro = json.loads(out.read_text())
-    assert "rule 1 rejects" in repro["divergence"]["rule"], result.output
+    assert "push rule 1 rejects" in repro["divergence"]["rule"], result.output
     first = int(result.output.split("in an example of ")[1].split()[0])
     sent = repro["requests"]
     assert len(sent) < first and len(sent) <= 3, f"not shrunk: {len(sent)} of {first}"

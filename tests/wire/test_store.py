@@ -1,5 +1,5 @@
 """The SQLite store: what the relay committed is what a restart finds, a failed write
-changes nothing anywhere, and the schema only ever grows (spec: Versioning, item 4)."""
+changes nothing anywhere, and the schema only ever grows (spec: Versioning rule 4)."""
 
 import hashlib
 import sqlite3

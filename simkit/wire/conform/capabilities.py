@@ -34,7 +34,7 @@ def rotate_gates_a_new_epoch_but_not_a_grant(ctx: Context) -> None:
     eligible = ctx.eligible(alice, "g:cap")
     wraps = {d: f"w{latest + 1}-{d}" for d in eligible}
     _not_permitted(ctx.put_keys(frank, "g:cap", latest + 1, wraps), "rotate")
-    ctx.put_keys(frank, "g:cap", latest + 2, wraps).expect(409, "epoch-gap")  # rule 1 first
+    ctx.put_keys(frank, "g:cap", latest + 2, wraps).expect(409, "epoch-gap")  # rotation rule 1
     rest = [d for d in eligible if d != "a1"]
     ctx.put_keys(alice, "g:cap", latest + 1, {"a1": "w-a1"}, excluding=rest).expect(200)
     ctx.put_keys(frank, "g:cap", latest + 1, {"f1": "granted"}).expect(200)  # line 390

@@ -119,7 +119,7 @@ def keys_grant_fills_a_gap_and_never_overwrites(ctx: Context) -> None:
     expect(_held(ctx, a1, gid) == {1: "w1-a1"}, "a grant never overwrites a held wrap")
 
 
-@check(307, "wrap targets must still satisfy rule 6")
+@check(307, "wrap targets must still satisfy rule 6")  # the spec's words: rotation rule 6
 def keys_grant_to_a_non_member_device_is_400_not_a_member_device(ctx: Context) -> None:
     a1, _, gid = _alice(ctx)
     ctx.member("carol", "c1")
