@@ -121,6 +121,10 @@ def _forge(driver, step, index) -> None:
     sk = slot.device.storage_key(graph_id)
 
     async def send():
+        with world.foreign_client(step.device):
+            await forge()
+
+    async def forge():
         if step.how == "wrap":
             gap = _gap(world, sk, step.device, step.gap or "latest")
             request = gap and forged_grant(slot.device, graph_id, *gap)

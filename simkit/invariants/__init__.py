@@ -16,7 +16,7 @@ from simkit.invariants.epochs import ApprovalGate, Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog
-from simkit.invariants.model import AgreesWithRelayModel
+from simkit.invariants.model import AgreesWithDeviceModel, AgreesWithRelayModel
 from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
 
@@ -39,6 +39,7 @@ ALL = (
     Forgery,
     Paging,
     AgreesWithRelayModel,
+    AgreesWithDeviceModel,
 )
 NAMES = tuple(cls.name for cls in ALL)
 

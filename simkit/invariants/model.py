@@ -31,3 +31,26 @@ class AgreesWithRelayModel(Invariant):
         if world.relay_oracle is None or not world.relay_up:
             return []
         return [self.violation(world, f) for f in world.relay_oracle.store_findings(world.relay)]
+
+
+class AgreesWithDeviceModel(Invariant):
+    """Each honest device did, input by input, what the spec's executable model of a
+    device (``simkit.model.device``) says it must: every request it sent, every answer
+    it processed and every commit of its durable state (World.device_oracle). A
+    finding names the spec rule, the device, what it was given, and both outcomes
+    (docs/model.md, "The device model"). Judged against what each device was served,
+    it holds whatever the relay does."""
+
+    name = "device-model"
+
+    def __init__(self) -> None:
+        self._read = 0
+
+    def step(self, world):
+        oracle = world.device_oracle
+        findings = oracle.findings[self._read :] if oracle else []
+        self._read += len(findings)
+        return [
+            self.violation(world, f.detail, f.trace_seq, devices=f.devices, records=f.records)
+            for f in findings
+        ]

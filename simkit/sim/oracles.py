@@ -3,14 +3,21 @@ exchange as it happens, keeping what disagreed and where (the ``*-model`` invari
 read it).
 
 ``RelayOracle`` holds the honest relay against ``simkit.model``: every request the
-world's relay answers, every sweep and restart.
+world's relay answers, every sweep and restart. ``DeviceOracle`` holds every honest
+device against ``simkit.model.device``.
 """
 
+import contextlib
+import functools
 import json
 
 import attrs
+import trio
 
+from simkit.client.store import GONE
 from simkit.model import ModelCheck
+from simkit.model.device import App, Changes, DeviceModel, Identity, LogView, Pin
+from simkit.protocol.keyring import Keyring
 from simkit.relay import Relay, Request, Response
 
 
@@ -87,3 +94,180 @@ def records_named(request: Request) -> tuple[str, ...]:
         return tuple(dict.fromkeys(op["recordId"] for op in ops if isinstance(op, dict)))
     except (ValueError, KeyError, TypeError):
         return ()
+
+
+class DeviceOracle:
+    """The device model (``simkit.model.device``) following every honest device of a
+    world in lockstep: each request it sends and answer it receives (from its link),
+    each commit of its durable state (its store's observer), its crashes and restarts,
+    the bundles and invites it imports, the writes its application was told are done.
+    A stolen device, once the thief runs it, is no longer followed."""
+
+    def __init__(self, world) -> None:
+        self.world = world
+        self.models: dict[str, DeviceModel] = {}
+        self.findings: list[Disagreement] = []
+        self._foreign: set = set()  # tasks of a non-conforming client using a device's link
+        self._read: dict[str, int] = {}  # device -> its model's findings already kept
+
+    # -- devices ----------------------------------------------------------------------------
+
+    def attach(self, slot) -> None:
+        """Follow ``slot``'s device from now on (a new device, or one restarted)."""
+        device = slot.device
+        model = self.models.get(slot.device_id)
+        if model is None:
+            config = self.world.config
+            app = App(
+                config.registry.accepts,
+                config.verify_signatures,
+                config.send_metadata,
+                config.approval_mode,
+            )
+            identity = Identity(
+                device.member_id, device.device_id, device.keys.wrap_key, device.keys.sig_jwk
+            )
+            model = self.models[slot.device_id] = DeviceModel(
+                identity, app, getattr(self.world.variant, "changes", ())
+            )
+        else:
+            model.restarted()
+        device.store.on_commit = functools.partial(self._committed, slot)
+
+    def _following(self, slot) -> DeviceModel | None:
+        if slot is None or slot.stolen or slot.device is None:
+            return None
+        return self.models.get(slot.device_id)
+
+    def crashed(self, device_id: str) -> None:
+        model = self.models.get(device_id)
+        if model is not None:
+            model.crashed()
+            self._keep(device_id)
+
+    @contextlib.contextmanager
+    def foreign(self, device_id: str):
+        """Requests the current task sends are a non-conforming client's (a forger
+        using a member's credential), not the device's own; the forger stamps with the
+        device's stamp, which moves on."""
+        task = trio.lowlevel.current_task()
+        self._foreign.add(task)
+        try:
+            yield
+        finally:
+            self._foreign.discard(task)
+            slot = self.world.slots[device_id]
+            model = self._following(slot)
+            if model is not None:
+                model.last = max(model.last, slot.device.store.get("meta", "last", 0))
+
+    # -- what the link sees -----------------------------------------------------------------
+
+    def _model(self, device_id: str) -> DeviceModel | None:
+        if trio.lowlevel.current_task() in self._foreign:
+            return None
+        return self._following(self.world.slots.get(device_id))
+
+    def sent(self, device_id: str, request) -> None:
+        model = self._model(device_id)
+        if model is not None:
+            model.sent(trio.lowlevel.current_task(), request, self.world.now())
+            self._keep(device_id)
+
+    def received(self, device_id: str, request, response) -> None:
+        model = self._model(device_id)
+        if model is not None:
+            clock = self.world.slots[device_id].device.clock.now_ms()
+            task = trio.lowlevel.current_task()
+            model.received(task, request, response, self.world.now(), clock)
+            self._keep(device_id)
+
+    def lost(self, device_id: str, request) -> None:
+        model = self._model(device_id)
+        if model is not None:
+            model.lost(trio.lowlevel.current_task(), request, self.world.now())
+            self._keep(device_id)
+
+    # -- what the device keeps --------------------------------------------------------------
+
+    def _committed(self, slot, rows: dict) -> None:
+        model = self._following(slot)
+        if model is not None:
+            model.committed(_changes(slot.device, rows), slot.device.clock.now_ms())
+            self._keep(slot.device_id)
+
+    def app_wrote(self, device_id: str, graph_id: str, record: dict) -> None:
+        slot = self.world.slots[device_id]
+        model = self._following(slot)
+        if model is not None:
+            model.app_wrote(slot.device.storage_key(graph_id), record["id"], record["at"])
+            self._keep(device_id)
+
+    def importing(self, slot, keyrings: dict, wipe: bool) -> None:
+        model = self._following(slot)
+        if model is not None:
+            model.importing({sk: ring.keys for sk, ring in keyrings.items()}, wipe)
+
+    def imported(self, slot) -> None:
+        model = self._following(slot)
+        if model is not None:
+            model.imported()
+            self._keep(slot.device_id)
+
+    def _keep(self, device_id: str) -> None:
+        """Carry the model's new findings into the world's list, where they were seen."""
+        found = self.models[device_id].findings
+        start = self._read.get(device_id, 0)
+        for finding in found[start:]:
+            self.findings.append(
+                Disagreement(
+                    len(self.world.trace),
+                    f"{finding.rule}: {finding.detail}",
+                    (device_id,),
+                    finding.records,
+                )
+            )
+        self._read[device_id] = len(found)
+
+
+def _changes(device, rows: dict) -> Changes:
+    """One commit of a device's store, in the spec's nouns (docs/client.md names the
+    tables): held records, the queue, refusals, cursors, keyrings, the relay's epoch,
+    pins and log verification."""
+    changes = Changes()
+    for (table, key), value in rows.items():
+        gone = value is GONE
+        kind, _, sk = table.partition(":")
+        if kind == "records":
+            changes.held[sk, key] = None if gone else value
+        elif kind == "queue":
+            changes.queued[sk, key] = None if gone else value["r"]
+        elif kind == "refused":
+            changes.refused[sk, key] = None if gone else (value["rev"], value["reason"])
+        elif table == "cursor":
+            changes.cursors[_subscription(key)] = None if gone else value
+        elif table == "keyring":
+            changes.keyrings[key] = {} if gone else Keyring.from_wire(value).keys
+        elif table == "graphs" and not gone:
+            changes.relay_epochs[value["sk"]] = value.get("latest", 0)
+        elif table == "pin":
+            changes.pins[key] = None if gone else Pin(value.state, value.via, value.fingerprint)
+        elif table == "log":
+            changes.logs[key] = None if gone else _log_view(value)
+    return changes
+
+
+def _subscription(key: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """A subscription from its cursor key (``graph`` or ``graph|k=a,b|s=c``)."""
+    graph_id, *filters = key.split("|")
+    parts = dict(f.split("=", 1) for f in filters)
+    return (
+        graph_id,
+        tuple(filter(None, parts.get("k", "").split(","))),
+        tuple(filter(None, parts.get("s", "").split(","))),
+    )
+
+
+def _log_view(state) -> LogView:
+    heads = {int(boundary): head for boundary, head in state.heads.items()}
+    return LogView(state.state, state.anchored_from, heads)

@@ -3,9 +3,12 @@
 import attrs
 
 from simkit.errors import SimkitError
-from simkit.protocol.ids import graph_id_for
+from simkit.protocol.ids import graph_id_for, storage_key
+from simkit.protocol.keyring import open_invite, open_recovery_bundle
 from simkit.sim import spec as S
 from simkit.sim.adversary import ThiefDevice
+
+PASSPHRASE = "simulated passphrase"
 
 
 def perform(world, action) -> None:
@@ -145,11 +148,12 @@ def _recover(world, a: S.Recover) -> None:
     source = _on_device(world, a.source)
     if source is None:
         return
-    bundle = source.recovery_bundle("simulated passphrase")
+    bundle = source.recovery_bundle(PASSPHRASE)
     slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
-        slot.device.import_bundle(bundle, "simulated passphrase")
+        with world.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
+            slot.device.import_bundle(bundle, PASSPHRASE)
         await world.bring_online(slot)
 
     return a.device, ceremony
@@ -164,7 +168,9 @@ def _invite(world, a: S.Invite) -> None:
     slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
-        slot.device.accept_invite(invite, box)  # only the door code went to the host
+        graph_id, ring = open_invite(invite, box)
+        with world.importing(slot, {storage_key(graph_id, a.member): ring}, wipe=False):
+            slot.device.accept_invite(invite, box)  # only the door code went to the host
         await world.bring_online(slot)
 
     return a.device, ceremony

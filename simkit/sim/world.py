@@ -31,7 +31,7 @@ from simkit.sim.determinism import run_virtual
 from simkit.sim.failure import task
 from simkit.sim.ledger import Ledger
 from simkit.sim.network import RELAY, Network
-from simkit.sim.oracles import RelayOracle
+from simkit.sim.oracles import DeviceOracle, RelayOracle
 from simkit.sim.schedule import perform
 from simkit.sim.settle import STABLE_S, patience, progress, settled
 from simkit.sim.trace import Trace
@@ -85,6 +85,7 @@ class _Link:
         self._tripwires = world.tripwires
         self._device_id = device_id
         self._transport = world.network.transport(device_id)
+        self._oracle = world.device_oracle
 
     async def _trip(self, before: bool) -> None:
         wire = self._tripwires.get(self._device_id)
@@ -98,8 +99,18 @@ class _Link:
 
     async def send(self, request, /, **fields):
         await self._trip(before=True)
-        response = await self._transport.send(request, **fields)
+        oracle = self._oracle
+        if oracle is not None:
+            oracle.sent(self._device_id, request)
+        try:
+            response = await self._transport.send(request, **fields)
+        except TransportError:
+            if oracle is not None:
+                oracle.lost(self._device_id, request)
+            raise
         await self._trip(before=False)
+        if oracle is not None:
+            oracle.received(self._device_id, request, response)
         return response
 
 
@@ -111,12 +122,15 @@ class World:
         monitor=None,
         trace_path=None,
         model_check: bool = False,
+        device_model: bool | None = None,
     ) -> None:
         """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end;
         ``trace_path``: stream the trace there as it is written, keeping in memory only
         what the monitor has not read yet (a long run's memory stays flat);
         ``model_check``: check every answer of the relay against the spec's executable
-        model (``simkit.model``), for the ``relay-model`` invariant."""
+        model (``simkit.model``), for the ``relay-model`` invariant; ``device_model``
+        (default: as ``model_check``): follow every honest device with the device model
+        (``simkit.model.device``), for the ``device-model`` invariant."""
         self.spec = spec
         self.variant = variant
         self.monitor = monitor
@@ -147,6 +161,8 @@ class World:
         self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
         self.relay_oracle: RelayOracle | None = None  # built with the relay when asked for
         self._model_wanted = model_check
+        wanted = model_check if device_model is None else device_model
+        self.device_oracle: DeviceOracle | None = DeviceOracle(self) if wanted else None
         self._rogue = None  # the transport of raw requests (``send_raw``)
         self.relay_up = True
         self._relay_outage = 0
@@ -195,6 +211,8 @@ class World:
         )  # fmt: skip
         self.slots[device_id] = slot
         self.trace.register_clock(device_id, clock.reading_at)
+        if self.device_oracle is not None:
+            self.device_oracle.attach(slot)
         return slot
 
     def now(self) -> float:
@@ -375,6 +393,8 @@ class World:
         self.tripwires.pop(device_id, None)
         for scope in slot.scopes:
             scope.cancel()
+        if self.device_oracle is not None:
+            self.device_oracle.crashed(device_id)
         self.note("crash", device_id, what="device-crash")
 
     def restart(self, device_id: str, device_class: type[Device] | None = None) -> None:
@@ -387,6 +407,8 @@ class World:
             slot.snapshot, _Link(self, device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
+        if self.device_oracle is not None:
+            self.device_oracle.attach(slot)
         self.note("crash", device_id, what="device-restart", boot=slot.boots)
         if not slot.registered:  # it crashed before the relay had its keys: the app retries
             self._nursery.start_soon(self.on_device, device_id, lambda: self.bring_online(slot))
@@ -548,6 +570,8 @@ class World:
     def apply(self, device_id: str, write) -> dict:
         """Do an application write on a device and trace it with the rev it got."""
         record = write.apply(self.slots[device_id].device)
+        if self.device_oracle is not None:
+            self.device_oracle.app_wrote(device_id, write.graph_id, record)
         self.note("event", device_id, name="app.write", rev=record["at"], **write.trace_fields())
         return record
 
@@ -563,6 +587,26 @@ class World:
             self.note(
                 "event", slot.device_id, name="app.blob-failed", blob=blob_id, detail=str(exc)
             )
+
+    @contextlib.contextmanager
+    def foreign_client(self, device_id: str):
+        """A non-conforming client acts with a member's device and credential (a forger):
+        what it sends is not the device's, which the device model does not judge."""
+        if self.device_oracle is None:
+            yield
+            return
+        with self.device_oracle.foreign(device_id):
+            yield
+
+    @contextlib.contextmanager
+    def importing(self, slot: DeviceSlot, keyrings: dict, wipe: bool):
+        """A device imports keyrings (a recovery bundle: ``wipe``; an invite): the device
+        model may see those keys adopted."""
+        if self.device_oracle is not None:
+            self.device_oracle.importing(slot, keyrings, wipe)
+        yield
+        if self.device_oracle is not None:
+            self.device_oracle.imported(slot)
 
     def spawn(self, async_fn, *args) -> None:
         """Run a ceremony as its own task (scheduled actions must not block the timer)."""

@@ -456,19 +456,21 @@ CLIENT_CLAUSES = (
     Mutant(
         "tombstone-keeps-data",
         "client/device.py",
-        'return self.write_record(graph_id, record_id, {"kind": kind, "deleted": True, "data": {}})',
+        'return self.write_record(graph_id, record_id, {"kind":'
+        ' kind, "deleted": True, "data": {}})',
         "return self.write_record(\n"
-        '            graph_id, record_id,\n'
+        "            graph_id, record_id,\n"
         '            {"kind": kind, "deleted": True, "data": dict(held["data"]) if held else {}},\n'
         "        )",
-        "GraphRecord: '`deleted` ... tombstone: an empty husk (data is empty) that keeps "
-        "syncing'.",
+        "GraphRecord: '`deleted` ... tombstone: an empty husk (data is empty) that keeps syncing'.",
     ),
     Mutant(
         "delete-not-queued",
         "client/device.py",
-        'return self.write_record(graph_id, record_id, {"kind": kind, "deleted": True, "data": {}})',
-        'record = self.write_record(graph_id, record_id, {"kind": kind, "deleted": True, "data": {}})\n'
+        'return self.write_record(graph_id, record_id, {"kind":'
+        ' kind, "deleted": True, "data": {}})',
+        'record = self.write_record(graph_id, record_id, {"kind":'
+        ' kind, "deleted": True, "data": {}})\n'
         '        self.store.delete(f"queue:{self.storage_key(graph_id)}", record_id)\n'
         "        return record",
         "GraphRecord: a tombstone is 'an empty husk (data is empty) that keeps syncing; the "
@@ -478,9 +480,10 @@ CLIENT_CLAUSES = (
         "receive-skips-slot-check",
         "client/receive.py",
         "record = check_envelope(envelope, record_id)",
-        "inner = envelope.get(\"r\")\n"
-        "        claimed = inner.get(\"id\") if isinstance(inner, dict) else None\n"
-        "        record = check_envelope(envelope, claimed if isinstance(claimed, str) else record_id)",
+        'inner = envelope.get("r")\n'
+        '        claimed = inner.get("id") if isinstance(inner, dict) else None\n'
+        "        record = check_envelope(envelope, claimed if"
+        " isinstance(claimed, str) else record_id)",
         "Client rule 2: 'a receiver accepts a record only if ... the envelope parses and "
         "`r.id` equals the slot'.",
     ),
@@ -488,16 +491,17 @@ CLIENT_CLAUSES = (
         "receive-skips-schema",
         "client/receive.py",
         'if not record.get("deleted") and not registry.accepts(record["kind"], record["data"]):',
-        'if record["kind"].startswith("skm.") and not registry.accepts(record["kind"], record["data"]):',
+        'if record["kind"].startswith("skm.") and not'
+        ' registry.accepts(record["kind"], record["data"]):',
         "Client rule 2: 'the app's schema for `r.kind` accepts `r.data` (tombstones excepted)'.",
     ),
     Mutant(
         "receive-accepts-unknown-device",
         "client/receive.py",
         "    if entry is None:\n"
-        '        return Refusal("unknown-device", f"signing device {device_id!r} is not in the roster")\n',
-        "    if entry is None:\n"
-        "        return Opened(record, None)\n",
+        '        return Refusal("unknown-device", f"signing device'
+        ' {device_id!r} is not in the roster")\n',
+        "    if entry is None:\n        return Opened(record, None)\n",
         "Client rule 2: 'unless the app opted out, `d` is in the roster'.",
     ),
     Mutant(
@@ -528,7 +532,8 @@ CLIENT_CLAUSES = (
         "refusal-not-remembered",
         "client/sync.py",
         "        device.store.put(\n"
-        '            f"refused:{sk}", op["recordId"], {"rev": op["rev"], "reason": outcome.reason}\n'
+        '            f"refused:{sk}", op["recordId"], {"rev":'
+        ' op["rev"], "reason": outcome.reason}\n'
         "        )\n",
         "",
         "Client rule 2: 'Failing records are skipped and the reason reported'; client "
@@ -597,7 +602,8 @@ CLIENT_CLAUSES = (
         "no-retry-on-lost-request",
         "client/transport.py",
         '            last = f"lost: {exc}"\n            continue\n',
-        '            raise RelayUnavailable(f"{request.method} {request.path}: lost: {exc}") from None\n',
+        '            raise RelayUnavailable(f"{request.method}'
+        ' {request.path}: lost: {exc}") from None\n',
         "Client rule 10: 'Retries: 429, 5xx and network failures retry with jittered backoff "
         "and bounded attempts'.",
     ),

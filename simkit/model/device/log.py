@@ -1,8 +1,8 @@
 """The log as one device was served it (spec: Log rules, Log chain, Client verification).
 
 Each log page answers the entries with ``seq > after`` up to its last one, or up to
-``head`` when no more wait, and the log is never filtered: so a page tells the whole
-log over that span. ``LogSeen`` keeps the latest page's word for every span, knows
+its ``cursor`` (the relay's counter) when no more wait, and the log is never
+filtered: so a page tells the whole log over that span. ``LogSeen`` keeps the latest page's word for every span, knows
 which prefix of the log is complete, computes the chain over it at each boundary, and
 notes every way the relay went back on its own account.
 """
@@ -41,8 +41,8 @@ class LogSeen:
         if isinstance(head, int) and head < highest:
             self.contradiction(f"log head {head} is below entry {highest} it served")
         end = seqs[-1] if seqs else after
-        if answer.get("more") is not True and isinstance(head, int):
-            end = max(end, head)
+        if answer.get("more") is not True:  # the whole log as it stands: to its end
+            end = max([end, *(v for v in (head, answer.get("cursor")) if isinstance(v, int))])
         for seq in [s for s in self.entries if after < s <= end]:
             del self.entries[seq]
         for entry in entries:

@@ -86,7 +86,7 @@ class Graph:
     before: dict[str, dict | None] = attrs.Factory(dict)  # held before a queued write
     refused: dict[str, tuple[float, str]] = attrs.Factory(dict)
     cursors: dict[Subscription, int] = attrs.Factory(dict)
-    served: dict[int, Served] = attrs.Factory(dict)  # seq -> the latest op served at it
+    served: dict[int, list[Served]] = attrs.Factory(dict)  # seq -> the ops served at it
     served_seqs: list[int] = attrs.Factory(list)  # the same seqs, sorted
     served_by_record: dict[str, list[Served]] = attrs.Factory(lambda: defaultdict(list))
     bounds: dict[Subscription, int] = attrs.Factory(dict)  # the furthest cursor served
@@ -97,6 +97,10 @@ class Graph:
     log: LogSeen = attrs.Factory(lambda self: LogSeen(self.sk), takes_self=True)
     log_view: LogView | None = None
     minted: set[int] = attrs.Factory(set)  # epochs this device posted as a new epoch
+    restamps: dict[str, int] = attrs.Factory(dict)  # refused rev-too-far-ahead, push order
+    pulled: int = 0  # when it last sent a pull (tick)
+    pushed: tuple[int, int] = (0, 0)  # when it sent its last two pushes (ticks)
+    push_body: bytes = b""  # the last push's body
 
 
 class DeviceModel:
@@ -117,9 +121,11 @@ class DeviceModel:
         self.skew = 0  # own clock - relay now, once adopted (client rule 9)
         self._staged: list = []  # answers processed at the device's next commit
         self._tasks: dict[object, tuple] = {}  # task -> what its next request must be
+        self._failures: dict[object, tuple] = {}  # task -> the request that last failed
         self._importing: dict[str, dict[int, bytes]] | None = None
         self._wipe = False
         self._pushes: dict[object, PushSent] = {}
+        self._pushing: dict[tuple, int] = {}  # (task, graph) -> epoch held at its first batch
         self._verdicts: dict[tuple, tuple[str, str]] = {}
 
     # -- bookkeeping ---------------------------------------------------------------------
@@ -149,9 +155,15 @@ class DeviceModel:
         self.tick += 1
         self._retry_rules(task, request, now)
         route, params = _route(request)
-        if route is None:
-            return
+        if route is None or self._failures.get(task) == _signature(request):
+            return  # a retry sends again what was judged when it was first sent
         sk = self._sk(params["gid"]) if "gid" in params else None
+        if sk is not None and route in ("push", "pull"):
+            graph = self.graph(sk)
+            if route == "pull":
+                graph.pulled = self.tick
+            elif request.body != graph.push_body:  # a new push, not a retry of the last
+                graph.pushed, graph.push_body = (graph.pushed[1], self.tick), request.body
         if route == "push" and sk is not None:
             self._push_sent(task, sk, request)
         elif route == "put_keys" and sk is not None:
@@ -164,6 +176,9 @@ class DeviceModel:
         a backoff (the spec does not fix the number of attempts: the model asks for one
         retry at least). Client rule 11: after ``403 not-permitted`` the run continues
         with the pull."""
+        if request.method != "POST" or not request.path.endswith("/push"):
+            for key in [k for k in self._pushing if k[0] is task]:
+                del self._pushing[key]
         owed = self._tasks.pop(task, None)
         if owed is None:
             return
@@ -181,7 +196,7 @@ class DeviceModel:
                     f"retried {what[0]} {what[1]} at once after {at[1]} (model: a jittered "
                     "backoff first)",
                 )
-        elif kind == "pull" and _route(request) != ("pull", {"gid": what}):
+        elif kind == "pull" and _route(request) != ("pull", {"gid": what}) and not at:
             self.find(
                 "client rule 11",
                 f"after a push to {what} refused 403 not-permitted, sent {request.method} "
@@ -212,11 +227,15 @@ class DeviceModel:
                 sk,
                 [op.get("recordId") for op in ops if isinstance(op, dict)],
             )
+        # a batch sealed before a new epoch arrived may still go out under the one the
+        # device held when it began pushing (docs/model.md)
+        oldest = self._pushing.get((task, sk), current)
         for op in ops:
-            self._check_pushed(graph, op, current)
+            self._check_pushed(graph, op, oldest, current)
         self._pushes[task] = PushSent(sk, ops, task)
+        self._pushing[task, sk] = oldest
 
-    def _check_pushed(self, graph: Graph, op: object, current: int) -> None:
+    def _check_pushed(self, graph: Graph, op: object, oldest: int, current: int) -> None:
         """One op as the device pushes it: sealed under its current epoch in its slot,
         signed by itself over the storage key, its queued write, and nothing more."""
         sk = graph.sk
@@ -225,7 +244,7 @@ class DeviceModel:
             return
         rid = op["recordId"]
         epoch = op.get("e", current)
-        if epoch != current:
+        if not oldest <= epoch <= current:
             self.find(
                 "client rule 5",
                 f"sealed {rid} under epoch {epoch} while holding epoch {current} (model: writes "
@@ -415,20 +434,29 @@ class DeviceModel:
         self.tick += 1
         status = response.status
         if status == 429 or status >= 500:
-            self._tasks[task] = ("retry", _signature(request), (now, f"status {status}"))
+            self._failed(task, request, now, f"status {status}")
+        else:
+            self._failures.pop(task, None)
         route, params = _route(request)
         sk = self._sk(params["gid"]) if route is not None and "gid" in params else None
-        push = self._pushes.pop(task, None) if route == "push" else None
+        retried = status == 429 or status >= 500  # the push stays in flight
+        push = (self._pushes.get if retried else self._pushes.pop)(task, None)
+        push = push if route == "push" else None
         if route is None or sk is None or status != 200:
             if push is not None and status == 403 and _error(response) == "not-permitted":
-                self._tasks[task] = ("pull", params["gid"], None)
+                # owed unless it pulled the graph after its push before this one
+                graph = self.graph(sk) if sk is not None else None
+                pulled = graph is not None and graph.pulled > graph.pushed[0]
+                self._tasks[task] = ("pull", params["gid"], pulled)
             return
         answer = _json(response.body)
         if not isinstance(answer, dict):
             return
         graph = self.graph(sk)
-        epoch = answer.get("epoch", answer.get("latestEpoch"))
-        if isinstance(epoch, int) and not isinstance(epoch, bool):
+        # client rule 5 names the epoch of push and pull answers; a keys answer is the
+        # fetch it asks for (a keygaps or POST keys answer is neither: docs/model.md)
+        epoch = answer.get("latestEpoch") if route == "get_keys" else answer.get("epoch")
+        if route in ("push", "pull", "get_keys") and _count(epoch):
             graph.relay_epoch = max(graph.relay_epoch, epoch)
         if route == "pull":
             self._pulled(graph, request, answer)
@@ -454,7 +482,15 @@ class DeviceModel:
     def lost(self, task: object, request, now: float) -> None:
         """The request or its answer was lost on the network: client rule 10 retries it."""
         self.tick += 1
-        self._tasks[task] = ("retry", _signature(request), (now, "a lost request"))
+        self._failed(task, request, now, "a lost request")
+
+    def _failed(self, task: object, request, now: float, why: str) -> None:
+        """A request's first failure owes a retry; a retry that fails again may be the
+        last attempt (the spec bounds the attempts without fixing how many)."""
+        signature = _signature(request)
+        if self._failures.get(task) != signature:
+            self._tasks[task] = ("retry", signature, (now, why))
+        self._failures[task] = signature
 
     def _pulled(self, graph: Graph, request, answer: dict) -> None:
         kinds = tuple(sorted(filter(None, request.query.get("kinds", "").split(","))))
@@ -466,17 +502,31 @@ class DeviceModel:
         if isinstance(cursor, int) and cursor < after and sub[1:] == (UNFILTERED, UNFILTERED):
             graph.log.contradiction(f"a pull answer's cursor {cursor} went back below {after}")
         furthest = after
+        ops = [op for op in ops if isinstance(op, dict) and _count(op.get("seq"))]
+        end = max([after, *(op["seq"] for op in ops)])
+        if answer.get("more") is not True and isinstance(cursor, int):
+            end = max(end, cursor)
+        self._forget_served(graph, sub, after, end)
         for op in ops:
-            if isinstance(op, dict) and isinstance(op.get("seq"), int):
-                served = Served(op, sub, self.tick, self.boot)
-                if op["seq"] not in graph.served:
-                    bisect.insort(graph.served_seqs, op["seq"])
-                graph.served[op["seq"]] = served
-                graph.served_by_record[op.get("recordId")].append(served)
-                furthest = max(furthest, op["seq"])
+            served = Served(op, sub, self.tick, self.boot)
+            if op["seq"] not in graph.served:
+                bisect.insort(graph.served_seqs, op["seq"])
+            graph.served.setdefault(op["seq"], []).append(served)
+            graph.served_by_record[op.get("recordId")].append(served)
+            furthest = max(furthest, op["seq"])
         if isinstance(cursor, int):
             furthest = max(furthest, cursor)
         graph.bounds[sub] = max(graph.bounds.get(sub, 0), furthest)
+
+    def _forget_served(self, graph: Graph, sub, after: int, end: int) -> None:
+        """A page tells a subscription's whole view over (after, end]: what was served
+        there before is replaced (the relay serves each record's current version only)."""
+        seqs = graph.served_seqs
+        for seq in seqs[bisect.bisect_right(seqs, after) : bisect.bisect_right(seqs, end)]:
+            graph.served[seq] = [item for item in graph.served[seq] if item.sub != sub]
+            if not graph.served[seq]:
+                del graph.served[seq]
+        graph.served_seqs = sorted(graph.served)
 
     def _keys_answered(self, graph: Graph, answer: dict) -> None:
         """GET keys: open each wrap with the device's own key; client rule 12 says a
@@ -520,9 +570,12 @@ class DeviceModel:
         """What the device had received but not committed is gone with its process."""
         self._staged.clear()
         self._tasks.clear()
+        self._pushing.clear()
+        self._failures.clear()
         self._pushes.clear()
         for graph in self.graphs.values():
             graph.unopenable.clear()
+            graph.restamps.clear()
 
     def restarted(self) -> None:
         self.boot += 1
@@ -562,9 +615,10 @@ class DeviceModel:
         for device_id, pin in changes.pins.items():
             self._pinned(device_id, pin)
         touched = {key for part in (changes.held, changes.queued, changes.refused) for key in part}
-        restamps = self._restamps(staged)
-        for sk, rid in sorted(touched, key=lambda key: restamps.get(key, -1)):
-            self._record_changed(sk, rid, changes, clock_ms, (sk, rid) in restamps)
+        order = {k: self.graph(k[0]).restamps.get(k[1], -1) for k in touched}
+        for sk, rid in sorted(touched, key=order.__getitem__):
+            restamp = self.graph(sk).restamps.pop(rid, None) is not None
+            self._record_changed(sk, rid, changes, clock_ms, restamp)
         for sub, cursor in changes.cursors.items():
             sk = self._sk(sub[0])
             if sk is not None:
@@ -588,25 +642,16 @@ class DeviceModel:
             served = graph.cursors.get((graph.gid, UNFILTERED, UNFILTERED), 0)
             if cursor < served:
                 graph.log.contradiction(f"a push answer's cursor {cursor} is below {served}")
+        order = [op.get("recordId") for op in push.ops if isinstance(op, dict)]
+        graph.restamps = {
+            rid: index
+            for index, rid in enumerate(order)
+            if rejected.get(rid) == "rev-too-far-ahead"
+        }
         now = answer.get("now")
-        if "rev-too-far-ahead" in rejected.values() and facts.is_number(now):
+        if graph.restamps and facts.is_number(now):
             self.skew = clock_ms - now
             self.last = min(self.last, clock_ms - self.skew)
-
-    def _restamps(self, staged: list) -> dict[tuple[str, str], int]:
-        """The writes a push answer refused as rev-too-far-ahead, in the push's order."""
-        order = {}
-        for kind, *args in staged:
-            if kind != "push":
-                continue
-            sk, push, answer, _ = args
-            reasons = {e.get("recordId"): e.get("reason") for e in answer.get("rejected") or []
-                       if isinstance(e, dict)}  # fmt: skip
-            for op in push.ops:
-                rid = op.get("recordId") if isinstance(op, dict) else None
-                if reasons.get(rid) == "rev-too-far-ahead":
-                    order.setdefault((sk, rid), len(order))
-        return order
 
     def _keys_adopted(self, graph: Graph, keys: dict[int, bytes]) -> None:
         """Keys are adopted from a wrap the relay served the device (client rule 13:
@@ -856,10 +901,9 @@ class DeviceModel:
             )
         seqs = graph.served_seqs
         for seq in seqs[bisect.bisect_right(seqs, before) : bisect.bisect_right(seqs, cursor)]:
-            item = graph.served[seq]
-            if item.sub != sub:
-                continue
-            self._passed(graph, item)
+            for item in graph.served[seq]:
+                if item.sub == sub:
+                    self._passed(graph, item)
 
     def _echo_skipped(self, graph: Graph, before: int, cursor: int) -> bool:
         return any(
@@ -929,7 +973,8 @@ class DeviceModel:
         if key is None:
             return UNDECIDED, f"it holds no key for epoch {epoch}", None
         rosters = self._rosters(graph, item)
-        cache_key = (sk, op.get("seq"), op.get("c"), key, tuple(t for t, _ in rosters))
+        cache_key = (sk, op.get("recordId"), op.get("rev"), op.get("c"), key,
+                     tuple(t for t, _ in rosters))  # fmt: skip
         cached = self._verdicts.get(cache_key)
         if cached is not None:
             return cached
@@ -1070,6 +1115,10 @@ def _json(body: bytes) -> object:
 def _error(response) -> str | None:
     body = _json(response.body)
     return body.get("error") if isinstance(body, dict) else None
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _int(text: object, default: int) -> int:
