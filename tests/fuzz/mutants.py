@@ -776,7 +776,8 @@ CLIENT_CLAUSES = (
     ),
 )
 
-ALL = RELAY + CLIENT + CLIENT_CLAUSES
+CLIENT_ALL = CLIENT + CLIENT_CLAUSES
+ALL = RELAY + CLIENT_ALL
 BY_NAME = {mutant.name: mutant for mutant in ALL}
 
 
