@@ -9,7 +9,13 @@ import attrs
 
 from simkit.client.schemas import Registry
 from simkit.errors import CryptoError, KeyFormatError
-from simkit.protocol.records import ShapeError, check_envelope, open_record, verify_record
+from simkit.protocol.records import (
+    ShapeError,
+    check_envelope,
+    known_members,
+    open_record,
+    verify_record,
+)
 
 
 @attrs.frozen
@@ -46,7 +52,7 @@ def check_op(
     if not record.get("deleted") and not registry.accepts(record["kind"], record["data"]):
         return Refusal("schema", f"kind {record['kind']!r} refused its data")
     if not verify_signatures:
-        return Opened(record, None)
+        return Opened(known_members(record), None)
     device_id = envelope.get("d")
     entry = roster.get(device_id) if isinstance(device_id, str) else None
     if entry is None:
@@ -64,4 +70,4 @@ def check_op(
     revoked_at = entry.get("revokedAt")
     if revoked_at is not None and revoked_at <= record["at"]:
         return Refusal("revoked-device", f"{device_id!r} was revoked at {revoked_at}")
-    return Opened(record, device_id)
+    return Opened(known_members(record), device_id)

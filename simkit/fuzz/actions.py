@@ -469,6 +469,41 @@ class Forge(Step):
     gap: str | None = _omitted(
         None, validator=attrs.validators.optional(_one_of("latest", "oldest"))
     )
+    op: str = _omitted("edit", validator=_one_of("edit", "delete"))
+
+
+@attrs.frozen
+class FalseCheckpoint(Step):
+    """A member's client publishes a checkpoint nobody may believe: for another
+    member's device (``of: other-member``) or in another device's slot
+    (``of: other-slot``). Receivers apply the record and must not believe it."""
+
+    RULE = "false-checkpoint"
+    device: str = DEVICE
+    graph: str = GRAPH
+    of: str = attrs.field(validator=_one_of("other-member", "other-slot"))
+
+
+@attrs.frozen
+class Newer(Step):
+    """A newer client of the device's member writes a record with a member this client
+    does not know (Versioning rule 3): every receiver accepts it and stores the parsed
+    record."""
+
+    RULE = "newer"
+    device: str = DEVICE
+    graph: str = GRAPH
+    record: str = RECORD
+
+
+@attrs.frozen
+class Reimport(Step):
+    """The user imports a recovery bundle from ``source`` on a device that has synced
+    for a while: importing first wipes its local record store (Ceremonies, Recover)."""
+
+    RULE = "reimport"
+    device: str = DEVICE
+    source: str = DEVICE
 
 
 @attrs.frozen
@@ -522,7 +557,7 @@ STEPS: tuple[type[Step], ...] = (
     Advance, Write, Concurrent, Burst, Refresh, Pair, Approve, Reject, Revoke, Steal, Link,
     Rotate, RotateRace, Recover, Invite, Join, Leave, Capability, BlobUpload, BlobFetch,
     BlobDelete, Sweep, Heal, Crash, Restart, Partition, RelayCrash, Errors, Jump, Adversary,
-    Merge, Forge, Rogue, Interrupt,
+    Merge, Forge, FalseCheckpoint, Newer, Reimport, Rogue, Interrupt,
 )  # fmt: skip
 BY_RULE = {cls.RULE: cls for cls in STEPS}
 

@@ -397,6 +397,20 @@ class WorldMachine(RuleBasedStateMachine):
             pair = st.lists(st.sampled_from(holders), min_size=2, max_size=2, unique=True)
             self.do(A.RotateRace(devices=data.draw(pair), graph=graph))
 
+    @since_classic
+    @swarm("recover")
+    @rule(data=st.data())
+    def reimport(self, data):
+        """A user imports a recovery bundle on a device that has synced for a while (from
+        another of the member's devices): importing first wipes its local record store."""
+        devices = [d for d in self.honest_devices() if self.graphs_of(d)]
+        if not devices:
+            return
+        device = self.pick(data, devices, "device")
+        member = self.world.slots[device].member
+        sources = [d for d in self.honest_devices() if self.world.slots[d].member == member]
+        self.do(A.Reimport(device=device, source=self.pick(data, sources, "source")))
+
     @swarm("recover")
     @rule(data=st.data())
     def recover(self, data):
@@ -433,17 +447,48 @@ class WorldMachine(RuleBasedStateMachine):
         self.do(A.Interrupt(ceremony=step, requests=requests, before=before, fault=fault))
 
     @swarm("rogue")
-    @rule(data=st.data(), record=st.sampled_from(RECORDS), how=st.sampled_from(HOWS))
-    def forge(self, data, record, how):
-        """A member's non-conforming client pushes a sealed record that breaks one
-        receive check: every receiver refuses it. Or it fills a key gap, of the latest
-        epoch or of the oldest one a device lacks, with a wrap nobody can open."""
+    @rule(
+        data=st.data(),
+        record=st.sampled_from(RECORDS),
+        how=st.sampled_from(HOWS),
+        op=st.sampled_from(["edit", "delete"]),
+    )
+    def forge(self, data, record, how, op):
+        """A member's non-conforming client pushes a sealed record (or tombstone) that
+        breaks one receive check: every receiver refuses it. Or it fills a key gap, of
+        the latest epoch or of the oldest one a device lacks, with a wrap nobody can open."""
         chosen = self.device_and_graph(data)
         if chosen is None:
             return
         device, graph = chosen
         gap = self.pick(data, ["latest", "oldest"], "gap") if how == "wrap" else None
-        self.do(A.Forge(device=device, graph=graph, record=record, how=how, gap=gap))
+        self.do(A.Forge(device=device, graph=graph, record=record, how=how, gap=gap, op=op))
+
+    @since_classic
+    @swarm("rogue")
+    @rule(data=st.data(), of=st.sampled_from(["other-member", "other-slot"]))
+    def false_checkpoint(self, data, of):
+        """A member's client publishes a checkpoint nobody may believe (another member's
+        device, or another device's slot), after enough writes for a boundary: a
+        receiver that believed it would compare heads with it and raise a false alarm."""
+        chosen = self.device_and_graph(data)
+        if chosen is None:
+            return
+        device, graph = chosen
+        self.do(A.Burst(device=device, graph=graph, count=70))
+        self.do(A.FalseCheckpoint(device=device, graph=graph, of=of))
+        self.do(A.Advance(seconds=30))
+
+    @since_classic
+    @swarm("newer")
+    @rule(data=st.data(), record=st.sampled_from(RECORDS))
+    def newer(self, data, record):
+        """A member's newer client writes a record carrying a member this client does not
+        know (Versioning rule 3): it is signed, then ignored; every device accepts it."""
+        chosen = self.device_and_graph(data)
+        if chosen is not None:
+            device, graph = chosen
+            self.do(A.Newer(device=device, graph=graph, record=record))
 
     @swarm("rogue")
     @rule(data=st.data(), count=st.integers(1, 40))

@@ -53,7 +53,7 @@ CAPABILITIES = {"all": None, "read-only": ["rotate"], "no-rotate": ["write"], "n
 SWARM = (
     "concurrent", "burst", "refresh", "link", "approve", "revoke", "rotate", "recover",
     "invite", "membership", "capability", "crash", "jump", "partition", "errors",
-    "relay-crash", "blobs", "interrupt", "rogue", "adversary", "steal", "relay-acts",
+    "relay-crash", "blobs", "interrupt", "rogue", "adversary", "steal", "relay-acts", "newer",
 )  # fmt: skip
 """Rules an example may leave out (``advance`` and ``write`` are always on)."""
 

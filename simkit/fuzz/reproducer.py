@@ -152,7 +152,7 @@ def replay_summary(repro: Reproducer, result: ReplayResult, name: str) -> dict:
         stopped = (
             "before the first step" if result.failed_at < 0 else f"after step {result.failed_at}"
         )
-    checks = verdicts(result.monitor, result.violations, stopped=stopped)
+    checks = verdicts(result.monitor, result.violations, stopped=stopped, world=result.world)
     reproduces = bool(result.violations) == bool(repro.violations)
     summary = {
         "scenario": name,

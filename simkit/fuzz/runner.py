@@ -19,6 +19,7 @@ reproducer the moment it is seen.
 import functools
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -87,6 +88,8 @@ class FuzzResult:
     reproducer: Reproducer | None = None  # the best failing run so far (fewest steps)
     failure: str | None = None  # what broke in it
     coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
+    changes: tuple[str, ...] = ()  # the rules the variant changes (judged by consequences)
+    excused: Counter = attrs.Factory(Counter)  # model findings in those rules, by rule
 
     def to_json(self, reproducer_path: str | None = None) -> dict:
         """What ``simkit fuzz --json`` writes: the budget spent, what was checked and
@@ -97,6 +100,11 @@ class FuzzResult:
             "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.steps / self.seconds, 2) if self.seconds else 0,
             "invariants": self.invariants,
+            "changed_rules": {
+                "rules": list(self.changes),
+                "judged_by": "the other invariants, not the models",
+                "model_findings_left_to_them": dict(sorted(self.excused.items())),
+            },
             "behaviours": self.coverage.to_json(),
             "finding": None
             if self.failure is None
@@ -135,7 +143,7 @@ def fuzz(
     best failing run so far, was written to ``out``. ``classic`` runs the rules and
     draws of commit 685eb33's machines (a benchmark's equal work).
     """
-    result = FuzzResult()
+    result = FuzzResult(changes=variant.changes)
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
     session = _Session(result, budget, variant_ref, out, progress, written)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
@@ -219,6 +227,7 @@ class _Session:
             self.result.steps += len(last.steps) if last else 0
             if last is not None and last.driver is not None:
                 self.result.coverage.merge(last.world.coverage)
+                self.result.excused.update(last.world.excused())
 
     def before_example(self) -> None:
         if replaying_final():

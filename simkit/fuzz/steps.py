@@ -20,7 +20,7 @@ from simkit.fuzz.actions import StepError, parse_step
 from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
-from simkit.sim.forge import forged_grant, forged_op
+from simkit.sim.forge import false_checkpoint, forged_grant, forged_op, newer_op
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import AppWrite, plaintext
 from simkit.sim.world import Tripwire
@@ -131,7 +131,7 @@ def _forge(driver, step, index) -> None:
             if gap is not None:
                 world.ledger.forge_grant(sk, gap[1], gap[0])
         else:
-            op = forged_op(slot.device, graph_id, step.record, step.how)
+            op = forged_op(slot.device, graph_id, step.record, step.how, step.op == "delete")
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             if op is not None:
                 world.ledger.forge(sk, step.record, op["rev"])
@@ -143,6 +143,57 @@ def _forge(driver, step, index) -> None:
             world.note("event", step.device, name="app.forge-failed", detail=str(exc))
 
     driver.run(world.on_device, step.device, send)
+
+
+def _other_client(driver, step, make) -> None:
+    """Another client of the device's member pushes the op ``make(device, graph_id)``
+    builds (None: nothing to push), with the device's key and credential."""
+    world = driver.world
+    slot = world.slots[step.device]
+    if slot.device is None:
+        return
+    graph_id = graph_id_for(step.graph, slot.member)
+
+    async def push():
+        with world.foreign_client(step.device):
+            op = make(slot.device, graph_id)
+            if op is None:
+                return
+            try:
+                await slot.device.request("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
+            except SimkitError as exc:
+                world.note("event", step.device, name="app.other-client-failed", detail=str(exc))
+
+    driver.run(world.on_device, step.device, push)
+
+
+def _false_checkpoint(driver, step, index) -> None:
+    """A checkpoint no receiver may believe (docs/adversary.md): for another member's
+    device in its derived slot, or for a device of the writer's member in another
+    device's slot."""
+    world = driver.world
+    member = world.slots[step.device].member
+    others = [d for d in world.followers(step.graph) if d != step.device]
+    if step.of == "other-member":
+        strangers = [d for d in others if world.slots[d].member != member]
+        if not strangers:
+            return
+        claimed = slot_of = strangers[0]
+    else:
+        own = [d for d in others if world.slots[d].member == member] or [step.device]
+        claimed, slot_of = own[0], next((d for d in others if d != own[0]), None)
+        if slot_of is None:
+            return
+    _other_client(driver, step, lambda d, g: false_checkpoint(d, g, claimed, slot_of))
+
+
+def _newer(driver, step, index) -> None:
+    _other_client(driver, step, lambda d, g: newer_op(d, g, step.record))
+
+
+def _reimport(driver, step, index) -> None:
+    """A recovery bundle imported on a device with a history (it wipes its store)."""
+    driver.do(driver.world.reimport, step.device, step.source)
 
 
 def _gap(world, sk: str, forger: str, which: str) -> tuple[str, int] | None:
@@ -310,6 +361,9 @@ DO = {
     A.Merge: _merge,
     A.Interrupt: _interrupt,
     A.Forge: _forge,
+    A.FalseCheckpoint: _false_checkpoint,
+    A.Newer: _newer,
+    A.Reimport: _reimport,
     A.Rogue: _rogue,
     A.RotateRace: _rotate_race,
     **{

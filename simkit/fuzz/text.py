@@ -49,7 +49,20 @@ def no_violation_lines(result: FuzzResult) -> list[str]:
         f"no violation: {result.examples} examples, {result.steps} steps, "
         f"{steps_per_second(result):,.0f} steps/s in {result.seconds:.1f} s",
         "invariants checked: " + ", ".join(result.invariants),
+        *changed_rules_lines(result),
         *coverage_lines(result.coverage),
+    ]
+
+
+def changed_rules_lines(result: FuzzResult) -> list[str]:
+    """The rules a variant changes, judged by the other invariants instead of the models."""
+    if not result.changes:
+        return []
+    left = ", ".join(f"{rule} ({n})" for rule, n in sorted(result.excused.items()))
+    return [
+        "rules the variant changes, judged by the other invariants, not the models: "
+        + ", ".join(result.changes)
+        + (f"; model findings left to them: {left}" if left else "")
     ]
 
 
@@ -77,6 +90,7 @@ def violation_lines(result: FuzzResult, path: str, shrink_seconds: float | None)
         f"VIOLATION after {result.found_after:.1f} s in a run of {result.first_steps} steps; "
         f"{ended}",
         result.failure,
+        *changed_rules_lines(result),
     ]
     if best is None:
         return [*lines, "no reproducer: the run broke before its world was built"]

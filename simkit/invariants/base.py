@@ -6,7 +6,7 @@ from collections.abc import Iterable
 import attrs
 
 from simkit.protocol.ids import graph_id_for
-from simkit.protocol.records import check_envelope, open_record
+from simkit.protocol.records import check_envelope, known_members, open_record
 
 
 def rev_text(rev: int | None) -> str:
@@ -112,8 +112,10 @@ def opened_row(storage_key: str, row, keys: dict[int, bytes]) -> dict | None:
     if key is None:
         return None
     try:
-        return check_envelope(
-            open_record(key, storage_key, row.record_id, row.n, row.c), row.record_id
+        return known_members(
+            check_envelope(
+                open_record(key, storage_key, row.record_id, row.n, row.c), row.record_id
+            )
         )
     except ValueError:
         return None

@@ -108,7 +108,7 @@ class NoLostWrite(Invariant):
 
     name = "no-lost-write"
     honest_only = True
-    observes = ("app.write", "record.restamped", "push.rejected")
+    observes = ("app.write", "record.restamped", "push.rejected", "app.reimport")
 
     def __init__(self) -> None:
         # (device, graph ID, record) -> its last write: (trace seq, rev, data)
@@ -119,6 +119,10 @@ class NoLostWrite(Invariant):
 
     def observe(self, world, event):
         fields = event.fields
+        if fields["name"] == "app.reimport":  # the import wiped the writes still queued
+            for graph_id, record_id in fields["wiped"]:
+                self._last.pop((event.actor, graph_id, record_id), None)
+            return ()
         key = (event.actor, fields["graph"], fields["recordId"])
         if fields["name"] == "app.write":
             self._last[key] = (event.seq, fields["rev"], fields["data"])

@@ -44,24 +44,31 @@ def checks_during_run(invariant: Invariant) -> bool:
     return type(invariant).step is not Invariant.step or invariant.judges_events
 
 
+MODELS = ("relay-model", "device-model")
+
+
 def verdicts(
     monitor: Monitor,
     violations,
     *,
     listed: tuple[str, ...] | None = None,
     stopped: str | None = None,
+    world=None,
 ) -> tuple[InvariantCheck, ...]:
     """Every invariant simkit has, in its fixed order. ``listed``: the only ones the
     run was asked for; ``stopped``: the run ended early (``"after step 3"``), so an
     invariant that only runs at quiescence was not checked. An invariant the monitor
-    left out otherwise is one that needs an honest relay."""
+    left out otherwise is one that needs an honest relay. ``world``: the run's world,
+    whose variant's changed rules the models leave to the other invariants (their
+    note says which)."""
     ran = {inv.name: inv for inv in monitor.invariants}
+    judged = _left_to_others(world)
     out = []
     for cls in ALL:
         inv = ran.get(cls.name)
         found = tuple(str(v) for v in violations if v.invariant == cls.name)
         if inv is not None and (found or stopped is None):
-            out.append(InvariantCheck(cls.name, True, found))
+            out.append(InvariantCheck(cls.name, True, found, judged if cls.name in MODELS else ""))
         elif inv is not None and checks_during_run(inv):
             out.append(InvariantCheck(cls.name, True, note=f"held until the run stopped {stopped}"))
         elif inv is not None:
@@ -72,6 +79,19 @@ def verdicts(
         else:
             out.append(InvariantCheck(cls.name, False, note="applies only with an honest relay"))
     return tuple(out)
+
+
+def _left_to_others(world) -> str:
+    """The models' note in a run of a variant that changes rules on purpose."""
+    changes = world.variant.changes if world is not None else ()
+    if not changes:
+        return ""
+    excused = world.excused()
+    counts = ", ".join(f"{rule}: {n}" for rule, n in sorted(excused.items()))
+    return (
+        f"judges every rule but those the variant changes ({', '.join(changes)}), which "
+        f"the other invariants judge" + (f"; findings left to them: {counts}" if counts else "")
+    )
 
 
 def first_violation(violations) -> dict | None:

@@ -15,10 +15,13 @@ from simkit.relay.http import Request, Response
 
 class ModelCheck:
     """``ModelCheck(host, now, **relay_settings)``: the relay's host and settings, and
-    its clock when it started (the sweeper's schedule counts from it)."""
+    its clock when it started (the sweeper's schedule counts from it); ``model``: a
+    variant's own model of the rules it changes (docs/variants.md)."""
 
-    def __init__(self, host: Host, now: int = 0, **settings: object) -> None:
-        self.model = RelayModel(host, now, **settings)
+    def __init__(
+        self, host: Host, now: int = 0, model: type[RelayModel] = RelayModel, **settings: object
+    ) -> None:
+        self.model = model(host, now, **settings)
 
     def observe(self, request: Request, now: int, response: Response) -> list[str]:
         """One exchange: the mismatches between ``response`` and the spec's answer."""

@@ -120,6 +120,18 @@ def check_envelope(envelope: dict, record_id: str) -> dict:
     return record
 
 
+RECORD_MEMBERS = ("id", "kind", "deleted", "data", "at", "by")  # GraphRecord's fields
+
+
+def known_members(record: dict) -> dict:
+    """The record as a receiver stores it: members it does not know are covered by the
+    signature (verified over the record as sealed) and then ignored (the spec's
+    signature rule; docs/findings.md, F13)."""
+    if len(record) <= len(RECORD_MEMBERS) and all(k in RECORD_MEMBERS for k in record):
+        return record
+    return {name: record[name] for name in RECORD_MEMBERS if name in record}
+
+
 def seal_blob(
     graph_key: bytes, storage_key: str, blob_id: str, data: bytes, *, entropy: Entropy | None = None
 ) -> tuple[str, bytes]:

@@ -63,7 +63,7 @@ def run_scenario(scenario: Scenario, trace_path=None) -> ScenarioResult:
         scenario.spec.seed,
         world.trace.trace_hash(),
         tuple(_expectations(scenario, world, firsts)),
-        verdicts(monitor, world.violations, listed=listed),
+        verdicts(monitor, world.violations, listed=listed, world=world),
         world,
     )
 

@@ -1,9 +1,16 @@
-"""Records a non-conforming client writes: sealed under the real graph key, each
-breaking one receive check of client rule 2, so that every refusal branch runs."""
+"""Records other clients of a member write with its device's key and credential.
+
+A non-conforming client's records are sealed under the real graph key, each breaking
+one receive check of client rule 2, so that every refusal branch runs (``forged_op``).
+A checkpoint a receiver must not believe, though it is a valid record
+(``false_checkpoint``). A newer client's record, carrying a member this client does
+not know (Versioning rule 3: signed and ignored, ``newer_op``).
+"""
 
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol.b64 import b64url_encode
 from simkit.protocol.canonical import canonical_json
+from simkit.protocol.derived import checkpoint_record_id
 from simkit.protocol.primitives import aes_gcm_seal
 from simkit.protocol.records import record_aad, sign_record
 from simkit.protocol.wrap import wrap_graph_key
@@ -18,8 +25,9 @@ decrypt: the ciphertext is not AES-GCM under the graph key; wrap: a key gap fill
 with a wrap sealed to another key (the gap's device cannot open it)."""
 
 
-def forged_op(device, graph_id: str, record_id: str, how: str) -> dict | None:
-    """A push op for ``record_id`` that breaks the ``how`` check; None without a key."""
+def forged_op(device, graph_id: str, record_id: str, how: str, delete: bool = False):
+    """A push op for ``record_id`` that breaks the ``how`` check (a tombstone when
+    ``delete``, but for a schema break: a tombstone has no schema); None without a key."""
     ring = device.keyring(graph_id)
     if not ring.keys:
         return None
@@ -32,6 +40,8 @@ def forged_op(device, graph_id: str, record_id: str, how: str) -> dict | None:
         "at": at,
         "by": device.member_id,
     }
+    if delete and how != "schema":
+        record.update(deleted=True, data={})
     if how == "slot":
         record["id"] = f"{record_id}-elsewhere"[:64]
     elif how == "schema":
@@ -51,6 +61,57 @@ def forged_op(device, graph_id: str, record_id: str, how: str) -> dict | None:
     n = b64url_encode(nonce)
     rev = at + 1 if how == "rev" else at
     return {"recordId": record_id, "rev": rev, "e": epoch, "n": n, "c": c}
+
+
+def _sealed_op(device, graph_id: str, record: dict, envelope_extra=None) -> dict:
+    """``record`` sealed and signed as an honest client does, under the current key."""
+    ring = device.keyring(graph_id)
+    sk, epoch = device.storage_key(graph_id), ring.current
+    signature = sign_record(device.keys.sign_key, sk, record)
+    envelope = {"v": 1, "r": record, "d": device.device_id, "s": signature}
+    nonce = device.entropy.token_bytes(12)
+    sealed = aes_gcm_seal(
+        ring.keys[epoch], nonce, canonical_json(envelope), record_aad(sk, record["id"])
+    )
+    return {"recordId": record["id"], "rev": record["at"], "e": epoch, "n": b64url_encode(nonce),
+            "c": b64url_encode(sealed)}  # fmt: skip
+
+
+def false_checkpoint(device, graph_id: str, claimed: str, slot_of: str) -> dict | None:
+    """A valid, signed checkpoint record claiming device ``claimed`` at boundary 64 with
+    a head nobody computed, in the slot derived for ``slot_of``. A receiver believes a
+    checkpoint only if its slot is the one derived for its ``d`` and its author owns
+    ``d``: with ``claimed`` another member's device, or ``slot_of`` another device than
+    ``claimed``, nobody may believe it. None without the epoch-1 key."""
+    epoch1 = device.keyring(graph_id).keys.get(1)
+    if epoch1 is None:
+        return None
+    data = {"v": 1, "d": claimed, "seq": 64, "head": b64url_encode(b"\x13" * 32)}
+    record = {
+        "id": checkpoint_record_id(epoch1, slot_of),
+        "kind": CHECKPOINT_KIND,
+        "data": data,
+        "at": device.stamp(0),
+        "by": device.member_id,
+    }
+    return _sealed_op(device, graph_id, record)
+
+
+def newer_op(device, graph_id: str, record_id: str) -> dict | None:
+    """A record a newer client of the device's member writes: valid and signed, with
+    an optional member this client does not know (Versioning rule 3: signed, then
+    ignored; only the parsed record is stored). None without a key."""
+    if not device.keyring(graph_id).keys:
+        return None
+    record = {
+        "id": record_id,
+        "kind": "note",
+        "data": {"from": "a newer client"},
+        "at": device.stamp(0),
+        "by": device.member_id,
+        "x-newer": {"since": "0.2.0"},
+    }
+    return _sealed_op(device, graph_id, record)
 
 
 def forged_grant(device, graph_id: str, target: str, epoch: int) -> tuple:

@@ -10,6 +10,7 @@ device against ``simkit.model.device``.
 import contextlib
 import functools
 import json
+from collections import Counter
 
 import attrs
 import trio
@@ -17,8 +18,10 @@ import trio
 from simkit.client.store import GONE
 from simkit.model import ModelCheck
 from simkit.model.device import App, Changes, DeviceModel, Identity, LogView, Pin
+from simkit.model.rules import changed
 from simkit.protocol.keyring import Keyring
 from simkit.relay import Relay, Request, Response
+from simkit.sim.variant import Variant
 
 
 @attrs.frozen
@@ -35,10 +38,14 @@ class Disagreement:
 class RelayOracle:
     """The relay model following one relay, keeping every ``Disagreement``."""
 
-    def __init__(self, relay: Relay, host, settings: dict, trace) -> None:
-        self.check: ModelCheck | None = ModelCheck(host, relay.clock(), **settings)
+    def __init__(self, relay: Relay, host, settings: dict, trace, variant: Variant) -> None:
+        self.check: ModelCheck | None = ModelCheck(
+            host, relay.clock(), model=variant.relay_model, **settings
+        )
         self.findings: list[Disagreement] = []
         self.retired: str | None = None  # why it stopped following the relay
+        self.changes = variant.changes
+        self.excused: Counter[str] = Counter()  # findings in rules the variant changes
         self._trace = trace
 
     def answer(self, relay: Relay, request: Request) -> Response:
@@ -65,8 +72,14 @@ class RelayOracle:
             self.check.restart(relay.clock())
 
     def store_findings(self, relay: Relay) -> list[str]:
-        """The relay's whole store against the model's (none once retired)."""
-        return [] if self.check is None else self.check.store(relay)
+        """The relay's whole store against the model's (none once retired), but in
+        rules the variant changes."""
+        found = [] if self.check is None else self.check.store(relay)
+        kept = [f for f in found if changed(f, self.changes) is None]
+        for finding in found:
+            if (rule := changed(finding, self.changes)) is not None:
+                self.excused[rule] += 1
+        return kept
 
     def retire(self, why: str) -> bool:
         """The relay's state changed behind the model's back (a colluding relay serving
@@ -82,6 +95,10 @@ class RelayOracle:
             who = tuple(filter(None, [request.headers.get("x-device")]))
             records = records_named(request)
         for finding in findings:
+            rule = changed(finding, self.changes)
+            if rule is not None:
+                self.excused[rule] += 1
+                continue
             if request is not None:
                 finding = f"{request.method} {request.path} by {', '.join(who)}: {finding}"
             self.findings.append(Disagreement(len(self._trace), finding, who, records))
@@ -127,8 +144,9 @@ class DeviceOracle:
             identity = Identity(
                 device.member_id, device.device_id, device.keys.wrap_key, device.keys.sig_jwk
             )
-            model = self.models[slot.device_id] = DeviceModel(
-                identity, app, getattr(self.world.variant, "changes", ())
+            variant = self.world.variant
+            model = self.models[slot.device_id] = variant.device_model(
+                identity, app, variant.changes
             )
         else:
             model.restarted()

@@ -9,6 +9,7 @@ drains until the devices settle, and returns the world with its trace.
 
 import contextlib
 import math
+from collections import Counter
 from collections.abc import Callable
 from urllib.parse import unquote
 
@@ -21,6 +22,7 @@ from simkit.client.blobs import upload_blob
 from simkit.errors import SimkitError, TransportError, UnsafeIdError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for, storage_key
+from simkit.protocol.keyring import open_recovery_bundle
 from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke, GraphRotate
 from simkit.sim import spec as S
@@ -32,7 +34,7 @@ from simkit.sim.failure import task
 from simkit.sim.ledger import Ledger
 from simkit.sim.network import RELAY, Network
 from simkit.sim.oracles import DeviceOracle, RelayOracle
-from simkit.sim.schedule import perform
+from simkit.sim.schedule import PASSPHRASE, perform
 from simkit.sim.settle import STABLE_S, patience, progress, settled
 from simkit.sim.trace import Trace
 from simkit.sim.variant import HONEST, Variant
@@ -177,7 +179,7 @@ class World:
         )  # fmt: skip
         if self._model_wanted:
             self.relay_oracle = RelayOracle(
-                self.relay, self.host, self.spec.relay_settings, self.trace
+                self.relay, self.host, self.spec.relay_settings, self.trace, self.variant
             )
         self.adversary = MaliciousRelay(self)
         self.network = Network(
@@ -521,6 +523,17 @@ class World:
         if self.relay_oracle is not None:
             self.relay_oracle.swept(now, swept)
 
+    def excused(self) -> Counter:
+        """How many model findings fell in rules the variant changes, by rule: those
+        rules were judged by the other invariants (docs/variants.md)."""
+        counts = Counter()
+        if self.relay_oracle is not None:
+            counts.update(self.relay_oracle.excused)
+        if self.device_oracle is not None:
+            for model in self.device_oracle.models.values():
+                counts.update(model.excused)
+        return counts
+
     def answer(self, request):
         """The honest relay's answer to one request, checked against the spec's model."""
         if self.relay_oracle is None:
@@ -607,6 +620,27 @@ class World:
         yield
         if self.device_oracle is not None:
             self.device_oracle.imported(slot)
+
+    def reimport(self, device_id: str, source_id: str) -> None:
+        """The user imports ``source``'s recovery bundle on a device with a history:
+        importing first wipes its local record store (spec: Ceremonies, Recover); the
+        writes it still held queued are gone with it (traced, so no invariant owes them)."""
+        slot, source = self.slots[device_id], self.slots[source_id].device
+        if slot.device is None or source is None:
+            return
+        bundle = source.recovery_bundle(PASSPHRASE)
+        wiped = [
+            [graph_id, record_id]
+            for graph_id in slot.device.graphs()
+            for record_id in sorted(
+                slot.device.store.rows(f"queue:{slot.device.storage_key(graph_id)}")
+            )
+        ]
+        self.note("event", device_id, name="app.reimport", source=source_id, wiped=wiped)
+        with self.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
+            slot.device.import_bundle(bundle, PASSPHRASE)
+        self.subscribe(slot)
+        slot.device.wake()
 
     def spawn(self, async_fn, *args) -> None:
         """Run a ceremony as its own task (scheduled actions must not block the timer)."""

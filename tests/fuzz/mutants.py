@@ -767,6 +767,24 @@ CLIENT_CLAUSES = (
         "key.'",
     ),
     Mutant(
+        "unknown-members-kept",
+        "client/receive.py",
+        "    return Opened(known_members(record), device_id)\n",
+        "    return Opened(record, device_id)\n",
+        "Signature rule: 'Unknown members are covered by the signature and then ignored; "
+        "only the parsed, schema-checked record is stored.'",
+    ),
+    Mutant(
+        "epoch-not-durable",
+        "client/device.py",
+        '            self.store.put("graphs", graph_id, {**meta, "latest": epoch})\n'
+        "            self.store.commit()",
+        '            self.store.put("graphs", graph_id, {**meta, "latest": epoch})\n'
+        "            pass",
+        "Client rule 5: 'A client ... only ever moves its epoch upward' (docs/client.md: the "
+        "epoch seen is durable at once, so a crash never moves it back).",
+    ),
+    Mutant(
         "import-keeps-the-record-store",
         "client/device.py",
         'for prefix in ("records:", "queue:", "refused:", "shadow:"):',

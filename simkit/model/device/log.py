@@ -2,9 +2,10 @@
 
 Each log page answers the entries with ``seq > after`` up to its last one, or up to
 its ``cursor`` (the relay's counter) when no more wait, and the log is never
-filtered: so a page tells the whole log over that span. ``LogSeen`` keeps the latest page's word for every span, knows
-which prefix of the log is complete, computes the chain over it at each boundary, and
-notes every way the relay went back on its own account.
+filtered: so a page tells the whole log over that span. ``LogSeen`` keeps the latest
+page's word for every span, knows which prefix of the log is complete, computes the
+chain over it at each boundary, and notes every way the relay went back on its own
+account.
 """
 
 import bisect

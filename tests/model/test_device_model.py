@@ -1,0 +1,272 @@
+"""The device model (simkit.model.device) on hand-built inputs: each test feeds one
+device's requests, answers and commits, made with the protocol's real constructions,
+and checks that the model finds the slip it names (and nothing on the honest path).
+Named after the rule each proves."""
+
+import json
+
+import pytest
+
+from simkit.model.device import App, Changes, DeviceModel, Identity, LogView, Pin
+from simkit.protocol.entropy import SeededEntropy
+from simkit.protocol.keys import DeviceKeys, device_fingerprint
+from simkit.protocol.logchain import log_genesis, log_step
+from simkit.protocol.records import seal_record, sign_record
+from simkit.protocol.wrap import wrap_graph_key
+from simkit.relay import Request, Response
+
+SK = "g:team"
+T0 = 1_700_000_000_000
+ENTROPY = SeededEntropy(7)
+ME = DeviceKeys.generate(ENTROPY.fork("me"))
+PEER = DeviceKeys.generate(ENTROPY.fork("peer"))
+KEY1, KEY2 = b"\x01" * 32, b"\x02" * 32
+
+
+def model(mode: str = "observe", changes=()) -> DeviceModel:
+    identity = Identity("alice", "a1", ME.wrap_key, ME.sig_jwk)
+    return DeviceModel(identity, App(lambda kind, data: True, approval_mode=mode), changes)
+
+
+def request(method: str, path: str, body=None, **query) -> Request:
+    raw = b"" if body is None else json.dumps(body).encode()
+    return Request(method, path, query={k: str(v) for k, v in query.items()}, body=raw)
+
+
+def ok(body: dict, status: int = 200) -> Response:
+    return Response(status, {"content-type": "application/json"}, json.dumps(body).encode())
+
+
+def roster_entry(device_id: str, member: str, keys: DeviceKeys, revoked_at=None) -> dict:
+    return {
+        "deviceId": device_id,
+        "memberId": member,
+        "pubJwk": keys.pub_jwk,
+        "sigJwk": keys.sig_jwk,
+        "selfSig": keys.self_sig(member),
+        "revokedAt": revoked_at,
+    }
+
+
+def record(rid: str, at: int, by: str = "bob", **data) -> dict:
+    return {"id": rid, "kind": "note", "data": data or {"t": rid}, "at": at, "by": by}
+
+
+def op(rec: dict, seq: int, key: bytes = KEY1, signer=PEER, device="b1", epoch=1) -> dict:
+    envelope = {"v": 1, "r": rec, "d": device, "s": sign_record(signer.sign_key, SK, rec)}
+    n, c = seal_record(key, SK, envelope, entropy=ENTROPY.fork(f"op{seq}"))
+    return {"recordId": rec["id"], "rev": rec["at"], "e": epoch, "n": n, "c": c, "seq": seq}
+
+
+def keyed(m: DeviceModel, task="t", epochs=(1,)) -> None:
+    """The device fetched keys (its wraps open) and adopted them."""
+    wraps = [
+        {"epoch": e, "wrapped": wrap_graph_key(k, ME.pub_jwk, entropy=ENTROPY.fork(str(e)))}
+        for e, k in ((1, KEY1), (2, KEY2))
+        if e in epochs
+    ]
+    latest = max(epochs)
+    m.received(
+        task,
+        request("GET", "/graphs/g:team/keys"),
+        ok({"latestEpoch": latest, "rotationRequired": False, "wraps": wraps}),
+        1.0,
+        T0,
+    )
+    m.committed(Changes(keyrings={SK: {e: {1: KEY1, 2: KEY2}[e] for e in epochs}}), T0)
+
+
+def rostered(m: DeviceModel, **revoked) -> None:
+    entries = [
+        roster_entry("a1", "alice", ME),
+        roster_entry("b1", "bob", PEER, revoked.get("b1")),
+    ]
+    m.received("t", request("GET", "/graphs/g:team/devices"), ok({"devices": entries}), 1.0, T0)
+
+
+def pulled(m: DeviceModel, ops: list[dict], after: int = 0, epoch: int = 1) -> None:
+    cursor = max([after, *(o["seq"] for o in ops)])
+    answer = {"ops": ops, "cursor": cursor, "more": False, "epoch": epoch}
+    m.received(
+        "t", request("GET", "/graphs/g:team/pull", after=after, limit=500), ok(answer), 1.0, T0
+    )
+
+
+def rules(m: DeviceModel) -> list[str]:
+    return [f.rule for f in m.findings]
+
+
+def test_client_rule_1_a_stamp_is_max_of_now_last_plus_one_and_prior_rev_plus_one():
+    m = model()
+    m.committed(Changes(held={(SK, "r0"): record("r0", T0, "alice")},
+                        queued={(SK, "r0"): record("r0", T0, "alice")}), T0)  # fmt: skip
+    assert rules(m) == []
+    stale = record("r0", T0, "alice", t="again")  # an edit stamped like the write it replaces
+    m.committed(Changes(held={(SK, "r0"): stale}, queued={(SK, "r0"): stale}), T0)
+    assert rules(m) == ["client rule 1"]
+
+
+@pytest.mark.parametrize(
+    ("signer", "device", "revoked_at", "reason"),
+    [
+        (ME, "b1", None, "bad-signature"),
+        (PEER, "b9", None, "unknown-device"),
+        (PEER, "b1", T0 - 1, "revoked-device"),
+    ],
+)
+def test_client_rule_2_a_record_that_fails_a_check_is_never_applied(
+    signer, device, revoked_at, reason
+):
+    m = model()
+    keyed(m)
+    rostered(m, b1=revoked_at)
+    rec = record("r1", T0)
+    pulled(m, [op(rec, 1, signer=signer, device=device)])
+    m.committed(Changes(held={(SK, "r1"): rec}, cursors={("g:team", (), ()): 1}), T0)
+    assert "client rule 2" in rules(m)
+    assert reason in m.findings[0].detail
+
+
+def test_client_rule_2_a_record_that_passes_every_check_is_applied_not_skipped():
+    m = model()
+    keyed(m)
+    rostered(m)
+    pulled(m, [op(record("r1", T0), 1)])
+    m.committed(Changes(cursors={("g:team", (), ()): 1}), T0)
+    assert rules(m) == ["client rule 2"]
+    good = model()
+    keyed(good)
+    rostered(good)
+    rec = record("r1", T0)
+    pulled(good, [op(rec, 1)])
+    good.committed(Changes(held={(SK, "r1"): rec}, cursors={("g:team", (), ()): 1}), T0)
+    assert rules(good) == []
+
+
+def test_client_rule_4_the_cursor_never_passes_an_op_under_a_missing_epoch():
+    m = model()
+    keyed(m)
+    rostered(m)
+    pulled(m, [op(record("r1", T0), 1, key=KEY2, epoch=2)], epoch=2)
+    m.committed(Changes(cursors={("g:team", (), ()): 1}), T0)
+    assert rules(m) == ["client rule 4"]
+
+
+def test_client_rule_5_a_device_behind_an_epoch_holds_its_writes():
+    m = model()
+    keyed(m)
+    mine = record("r0", T0, "alice")
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), T0)
+    pulled(m, [], epoch=2)  # an answer shows epoch 2; the device holds epoch 1
+    envelope = {"v": 1, "r": mine, "d": "a1", "s": sign_record(ME.sign_key, SK, mine)}
+    n, c = seal_record(KEY1, SK, envelope, entropy=ENTROPY.fork("mine"))
+    push = {"ops": [{"recordId": "r0", "rev": T0, "e": 1, "n": n, "c": c}]}
+    m.sent("t", request("POST", "/graphs/g:team/push", push), 2.0)
+    assert rules(m) == ["client rule 5"]
+
+
+def test_client_rule_8_echo_skipping_only_over_its_own_whole_batch():
+    m = model()
+    keyed(m)
+    mine = record("r0", T0, "alice")
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), T0)
+    envelope = {"v": 1, "r": mine, "d": "a1", "s": sign_record(ME.sign_key, SK, mine)}
+    n, c = seal_record(KEY1, SK, envelope, entropy=ENTROPY.fork("mine"))
+    push = request("POST", "/graphs/g:team/push", {"ops": [{"recordId": "r0", "rev": T0,
+                   "e": 1, "n": n, "c": c}]})  # fmt: skip
+    m.sent("t", push, 2.0)
+    m.received("t", push, ok({"accepted": 1, "cursor": 3, "now": T0, "epoch": 1}), 2.1, T0)
+    m.committed(Changes(queued={(SK, "r0"): None}, cursors={("g:team", (), ()): 3}), T0)
+    assert rules(m) == ["client rule 8"]  # seqs 1 and 2 are somebody else's
+
+
+def test_client_rule_10_a_request_that_got_429_is_retried_after_a_backoff():
+    m = model()
+    pull = request("GET", "/graphs/g:team/pull", after=0, limit=500)
+    m.sent("t", pull, 1.0)
+    m.received("t", pull, ok({"error": "rate-limited"}, 429), 1.1, T0)
+    m.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
+    assert rules(m) == ["client rule 10"]
+    again = model()
+    again.sent("t", pull, 1.0)
+    again.received("t", pull, ok({"error": "rate-limited"}, 429), 1.1, T0)
+    again.sent("t", pull, 1.6)
+    assert rules(again) == []
+
+
+def test_client_rule_12_only_a_wrap_that_fails_to_unwrap_is_discarded():
+    m = model()
+    keyed(m)
+    m.sent("t", request("DELETE", "/graphs/g:team/keys/1"), 2.0)
+    assert rules(m) == ["client rule 12"]
+
+
+def test_client_rule_13_after_minting_the_device_adopts_what_the_relay_holds():
+    m = model()
+    body = {"epoch": 1, "wraps": [{"deviceId": "a1", "wrapped": "w"}], "excluding": []}
+    m.sent("t", request("POST", "/graphs/g:team/keys", body), 1.0)
+    m.committed(Changes(keyrings={SK: {1: KEY1}}), T0)  # adopted without reading back
+    assert rules(m) == ["client rule 13"]
+
+
+def test_client_rule_14_approve_mode_wraps_only_approved_devices():
+    m = model("approve")
+    keyed(m)
+    rostered(m)
+    body = {
+        "epoch": 2,
+        "wraps": [{"deviceId": "a1", "wrapped": "w"}, {"deviceId": "b1", "wrapped": "w"}],
+        "excluding": [],
+    }
+    m.sent("t", request("POST", "/graphs/g:team/keys", body), 1.0)
+    assert rules(m) == ["client rule 14"]
+    approved = model("approve")
+    keyed(approved)
+    rostered(approved)
+    fp = device_fingerprint("bob", PEER.pub_jwk, PEER.sig_jwk)
+    approved.committed(Changes(pins={"b1": Pin("approved", "human", fp)}), T0)
+    approved.sent("t", request("POST", "/graphs/g:team/keys", body), 1.0)
+    assert rules(approved) == []
+
+
+def test_client_rule_14_observe_mode_wraps_the_key_anyway():
+    m = model("observe")
+    keyed(m)
+    rostered(m)
+    body = {"epoch": 2, "wraps": [{"deviceId": "a1", "wrapped": "w"}], "excluding": ["b1"]}
+    m.sent("t", request("POST", "/graphs/g:team/keys", body), 1.0)
+    assert rules(m) == ["client rule 14"]
+
+
+def test_log_chain_a_head_at_a_boundary_folds_every_entry_up_to_it():
+    m = model()
+    entries = [{"seq": s, "recordId": f"r{s}", "rev": T0 + s} for s in range(1, 66)]
+    m.received(
+        "t",
+        request("GET", "/graphs/g:team/log", after=0, limit=500),
+        ok({"entries": entries, "cursor": 65, "more": False, "head": 65}),
+        1.0,
+        T0,
+    )
+    head = log_genesis(SK)
+    for e in entries[:64]:
+        head = log_step(head, e["seq"], e["recordId"], e["rev"])
+    m.committed(Changes(logs={SK: LogView("unverified", None, {64: head})}), T0)
+    assert rules(m) == []
+    m.committed(Changes(logs={SK: LogView("unverified", None, {64: "x" * 43})}), T0)
+    assert rules(m) == ["Log chain"]
+
+
+def test_log_status_alarm_needs_a_contradiction_and_is_latched():
+    m = model()
+    m.committed(Changes(logs={SK: LogView("alarm")}), T0)
+    assert rules(m) == ["Log verification status"]
+    m.committed(Changes(logs={SK: LogView("unverified")}), T0)
+    assert rules(m) == ["Log verification status"] * 2
+
+
+def test_a_variant_that_changes_a_rule_leaves_it_to_the_other_invariants():
+    m = model(changes=("client rule 12",))
+    keyed(m)
+    m.sent("t", request("DELETE", "/graphs/g:team/keys/1"), 2.0)
+    assert rules(m) == [] and m.excused == {"client rule 12": 1}
