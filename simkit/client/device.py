@@ -575,9 +575,18 @@ class Device:
         rings = {sk: Keyring.from_wire(w) for sk, w in self.store.rows("keyring").items()}
         return make_recovery_bundle(passphrase, rings, entropy=self.entropy)
 
-    def import_bundle(self, bundle: dict, passphrase: str) -> None:
-        """Adopt a bundle's keyrings; importing first wipes the local record store."""
+    async def import_bundle(self, bundle: dict, passphrase: str) -> None:
+        """Adopt a bundle's keyrings; importing first wipes the local record store. It
+        waits for a sync run in progress, whose answers must not land in the wiped
+        store (docs/findings.md, F14)."""
         rings = open_recovery_bundle(passphrase, bundle)
+        if self._syncing.locked():
+            async with self._syncing:
+                self._import(rings)
+        else:  # nothing to wait for: no checkpoint either
+            self._import(rings)
+
+    def _import(self, rings: dict) -> None:
         for prefix in ("records:", "queue:", "refused:", "shadow:"):
             self.store.drop_tables(prefix)
         for table in ("cursor", "log", "graphs", "subs"):

@@ -193,7 +193,8 @@ def _newer(driver, step, index) -> None:
 
 def _reimport(driver, step, index) -> None:
     """A recovery bundle imported on a device with a history (it wipes its store)."""
-    driver.do(driver.world.reimport, step.device, step.source)
+    world = driver.world
+    driver.run(world.on_device, step.device, lambda: world.reimport(step.device, step.source))
 
 
 def _gap(world, sk: str, forger: str, which: str) -> tuple[str, int] | None:

@@ -63,7 +63,7 @@ def forged_op(device, graph_id: str, record_id: str, how: str, delete: bool = Fa
     return {"recordId": record_id, "rev": rev, "e": epoch, "n": n, "c": c}
 
 
-def _sealed_op(device, graph_id: str, record: dict, envelope_extra=None) -> dict:
+def _sealed_op(device, graph_id: str, record: dict) -> dict:
     """``record`` sealed and signed as an honest client does, under the current key."""
     ring = device.keyring(graph_id)
     sk, epoch = device.storage_key(graph_id), ring.current
@@ -84,7 +84,7 @@ def false_checkpoint(device, graph_id: str, claimed: str, slot_of: str) -> dict 
     ``d``: with ``claimed`` another member's device, or ``slot_of`` another device than
     ``claimed``, nobody may believe it. None without the epoch-1 key."""
     epoch1 = device.keyring(graph_id).keys.get(1)
-    if epoch1 is None:
+    if epoch1 is None or device.behind(graph_id):  # a conforming client holds its writes
         return None
     data = {"v": 1, "d": claimed, "seq": 64, "head": b64url_encode(b"\x13" * 32)}
     record = {
@@ -101,7 +101,7 @@ def newer_op(device, graph_id: str, record_id: str) -> dict | None:
     """A record a newer client of the device's member writes: valid and signed, with
     an optional member this client does not know (Versioning rule 3: signed, then
     ignored; only the parsed record is stored). None without a key."""
-    if not device.keyring(graph_id).keys:
+    if not device.keyring(graph_id).keys or device.behind(graph_id):
         return None
     record = {
         "id": record_id,

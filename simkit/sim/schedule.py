@@ -153,7 +153,7 @@ def _recover(world, a: S.Recover) -> None:
 
     async def ceremony():
         with world.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
-            slot.device.import_bundle(bundle, PASSPHRASE)
+            await slot.device.import_bundle(bundle, PASSPHRASE)
         await world.bring_online(slot)
 
     return a.device, ceremony

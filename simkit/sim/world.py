@@ -621,7 +621,7 @@ class World:
         if self.device_oracle is not None:
             self.device_oracle.imported(slot)
 
-    def reimport(self, device_id: str, source_id: str) -> None:
+    async def reimport(self, device_id: str, source_id: str) -> None:
         """The user imports ``source``'s recovery bundle on a device with a history:
         importing first wipes its local record store (spec: Ceremonies, Recover); the
         writes it still held queued are gone with it (traced, so no invariant owes them)."""
@@ -638,7 +638,7 @@ class World:
         ]
         self.note("event", device_id, name="app.reimport", source=source_id, wiped=wiped)
         with self.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
-            slot.device.import_bundle(bundle, PASSPHRASE)
+            await slot.device.import_bundle(bundle, PASSPHRASE)
         self.subscribe(slot)
         slot.device.wake()
 

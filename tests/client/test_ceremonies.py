@@ -131,13 +131,13 @@ async def test_recover_from_a_bundle_is_a_new_device_and_import_wipes_the_local_
     assert "keys" not in str(bundle)
     fresh = await world.registered("alice", "a9")
     fresh.put("u", "local-only", "note", {"t": "wiped"})
-    fresh.import_bundle(bundle, "correct horse")
+    await fresh.import_bundle(bundle, "correct horse")
     assert fresh.records("u") == {}
     assert fresh.device_id == "a9" and fresh.keys.sig_jwk != a1.keys.sig_jwk
     await fresh.sync()
     assert fresh.get("g:team", "n1")["data"] == {"t": 1}
     with pytest.raises(CryptoError):
-        fresh.import_bundle(bundle, "wrong")
+        await fresh.import_bundle(bundle, "wrong")
 
 
 @virtual
