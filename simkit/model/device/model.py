@@ -599,9 +599,6 @@ class DeviceModel:
         invite is being imported: until ``imported``, its keys may be adopted."""
         self._importing = keyrings
         self._wipe = wipe
-        if wipe:  # the device starts its local view over: log status, the epoch it noted
-            for graph in self.graphs.values():
-                graph.log_view, graph.noted_epoch = None, 0
 
     def imported(self) -> None:
         if self._wipe:
@@ -621,7 +618,7 @@ class DeviceModel:
             self._keys_adopted(self.graph(sk), keys)
         for sk, epoch in changes.relay_epochs.items():
             graph = self.graph(sk)
-            if epoch < graph.noted_epoch:
+            if epoch < graph.noted_epoch and not self._wipe:  # a wipe starts the view over
                 self.find(
                     "client rule 5",
                     f"moved its epoch of {sk} down from {graph.noted_epoch} to {epoch} (model: "
@@ -1043,7 +1040,8 @@ class DeviceModel:
         if view is None:
             return
         sk = graph.sk
-        if before is not None and before.status == "alarm" and view.status != "alarm":
+        latched = before is not None and before.status == "alarm" and not self._wipe
+        if latched and view.status != "alarm":
             self.find("Log verification status", f"left alarm for {view.status} in {sk} "
                       "(model: alarm is latched)", sk)  # fmt: skip
         if view.status == "ok" and view.anchored is not None:
