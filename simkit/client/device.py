@@ -587,14 +587,22 @@ class Device:
             self._import(rings)
 
     def _import(self, rings: dict) -> None:
+        """The wipe and the adoption. What the device learnt of each graph's epoch
+        survives it, as its keys do (client rule 5: its epoch only moves upward)."""
+        noted = {g: m["latest"] for g, m in self.store.rows("graphs").items() if "latest" in m}
         for prefix in ("records:", "queue:", "refused:", "shadow:"):
             self.store.drop_tables(prefix)
         for table in ("cursor", "log", "graphs", "subs"):
             self.store.drop_tables(table)
+        for graph_id, epoch in sorted(noted.items()):
+            self.note_epoch(graph_id, epoch)
         for sk, ring in sorted(rings.items()):
             graph_id = graph_id_for(sk, self.member_id)
             self.subscribe(graph_id)
-            self.store.put("keyring", sk, ring.to_wire())
+            held = self.keyring(graph_id)  # keys it held are kept: old epochs are kept
+            for epoch, key in sorted(ring.keys.items()):
+                held = held.with_key(epoch, key)
+            self.store.put("keyring", sk, held.to_wire())
         self.store.commit()
 
     def invite(self, graph_id: str) -> tuple[str, dict]:

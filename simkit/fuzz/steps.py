@@ -159,6 +159,8 @@ def _other_client(driver, step, make) -> None:
             op = make(slot.device, graph_id)
             if op is None:
                 return
+            world.note("event", step.device, name="other.write", graph=graph_id, client=step.RULE,
+                       recordId=op["recordId"], rev=op["rev"])  # fmt: skip
             try:
                 await slot.device.request("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             except SimkitError as exc:

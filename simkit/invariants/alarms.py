@@ -5,7 +5,7 @@ from simkit.client.logverify import ALARM
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.invariants.base import Invariant
 from simkit.protocol.derived import checkpoint_record_id
-from simkit.protocol.ids import storage_key
+from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.sim.clock import DEFAULT_EPOCH_MS
 
 
@@ -14,10 +14,12 @@ class AlarmSoundness(Invariant):
     ever reaches ``alarm`` and no honest record is rejected (records a non-conforming
     client forged, ``world.ledger.forged``, must be).
 
-    One rejection is the protocol's own doing and is counted in ``known`` instead
-    (docs/findings.md, F2): a record written before its writer was revoked, stamped
-    (by a clock running ahead) after the revocation, refused as ``revoked-device``;
-    an application's write or a checkpoint the client wrote itself.
+    Two rejections are the protocol's own doing and are counted in ``known`` instead:
+    a record written before its writer was revoked, stamped (by a clock running
+    ahead) after the revocation, refused as ``revoked-device``, an application's
+    write or a checkpoint the client wrote itself (docs/findings.md, F2); and a
+    record its writer sealed under an epoch key the refuser does not share, after two
+    rotations split that epoch (F1), refused as ``decrypt``.
     """
 
     name = "alarm-soundness"
@@ -25,6 +27,7 @@ class AlarmSoundness(Invariant):
     judges_events = True
     observes = (
         "app.write",
+        "other.write",
         "checkpoint.published",
         "record.restamped",
         "record.rejected",
@@ -47,10 +50,28 @@ class AlarmSoundness(Invariant):
                 return True
         return False
 
+    def _split_epoch(self, world, sk: str, event, fields) -> bool:
+        """The record's writer holds another key than the refuser for the epoch it was
+        sealed under: an epoch split between two keys (F1)."""
+        graph = world.relay.state.graphs.get(sk)
+        row = graph.records.get(fields["recordId"]) if graph else None
+        refuser = world.slots[event.actor].device
+        if row is None or row.rev != fields["rev"] or row.e is None or refuser is None:
+            return False
+        theirs = refuser.keyring(fields["graph"]).keys.get(row.e)
+        for writer, _ in self._writes.get((fields["recordId"], fields["rev"]), ()):
+            device = world.slots[writer].device
+            if device is not None:
+                ring = device.keyring(graph_id_for(sk, device.member_id))
+                if ring.keys.get(row.e) not in (None, theirs):
+                    return True
+        return False
+
     def observe(self, world, event):
         fields = event.fields
         name = fields["name"]
-        if name in ("app.write", "checkpoint.published"):  # the client writes checkpoints
+        # the client writes checkpoints; another client of the member writes with its keys
+        if name in ("app.write", "other.write", "checkpoint.published"):
             self._writes.setdefault((fields["recordId"], fields["rev"]), []).append(
                 (event.actor, event.t)
             )
@@ -70,6 +91,9 @@ class AlarmSoundness(Invariant):
                 world, fields
             ):
                 self.known.append(f"F2: {event.actor} refused {fields['recordId']}")
+                return ()
+            if fields["reason"] == "decrypt" and self._split_epoch(world, sk, event, fields):
+                self.known.append(f"F1: {event.actor} refused {fields['recordId']}")
                 return ()
             detail = (
                 f"{event.actor} rejected the honest record {fields['recordId']} "

@@ -17,7 +17,8 @@ class Epochs(Invariant):
     (docs/findings.md, F1): a rotation that lost the race to mint an epoch is taken
     as a grant, which gives the devices the winner excluded the loser's key. The
     relay's event shows it: a grant whose poster is among the devices it grants to
-    (a holder never grants to itself).
+    (a holder never grants to itself), or whose wraps carry another key than the one
+    minted for that epoch (a holder grants the key it holds).
 
     A device learns of a wrap only from a GET keys answer, so the older-epoch check
     reads the network's trace too: which GET keys answers each device received, and
@@ -64,7 +65,7 @@ class Epochs(Invariant):
         self.fetches.stored(world, event)
         if fields["name"] == "graph.rotate":
             self.rotations.note(event)
-        elif fields["device_id"] in fields["devices"]:
+        elif fields["device_id"] in fields["devices"] or _not_the_minted_key(world, fields):
             self._lost_races.add((fields["graph"], fields["epoch"]))
         return ()
 
@@ -429,3 +430,22 @@ class ApprovalGate(Invariant):
                 devices=(poster, *unapproved),
             )
         ]
+
+
+def _not_the_minted_key(world, grant: dict) -> bool:
+    """Whether a grant's wraps carry another key than the one its epoch was minted with
+    (simulation only: the world holds every device's wrapping key)."""
+    graph = world.relay.state.graphs.get(grant["graph"])
+    holders = graph.wraps.get(grant["epoch"], {}) if graph else {}
+    minted = world.ledger.minted.get((grant["graph"], grant["epoch"]), ())
+    keys = []
+    for device_id in (minted[:1], grant["devices"][:1]):
+        slot = world.slots.get(device_id[0]) if device_id else None
+        wrapped = holders.get(device_id[0]) if device_id else None
+        if slot is None or slot.device is None or wrapped is None:
+            return False
+        try:
+            keys.append(unwrap_graph_key(wrapped, slot.device.keys.wrap_key))
+        except CryptoError:
+            return False
+    return keys[0] != keys[1]

@@ -145,6 +145,12 @@ _CLIENT = {
     "log.alarm counter": "alarm: the relay's counter went back",
     "log.alarm order": "alarm: log entries out of order",
     "rotation.honoured": "a device other than the revoker rotated a flagged graph",
+    "other.write newer": "a newer client's record carries a member this client does not "
+    "know (Versioning rule 3)",
+    "other.write false-checkpoint": "a checkpoint nobody may believe (another member's "
+    "device, or another device's slot)",
+    "app.reimport": "a recovery bundle imported on a device with a history (it wipes its "
+    "record store)",
     "ties": "two devices stamped the same rev of one record",
 }
 _CEREMONIES = ("Bootstrap", "LinkDevice", "Revoke", "Rotate", "Recover", "Invite", "Steal")
@@ -312,6 +318,8 @@ def event_labels(event) -> list[str]:
         return [f"blob.forgotten {fields.get('reason')}"]
     if name == "retry":
         return [f"retry {fields.get('why')}"]
+    if name == "other.write":
+        return [f"other.write {fields.get('client')}"]
     if name == "log.alarm":
         return [f"log.alarm {_alarm_kind(fields.get('reason', ''))}"]
     if name == "sync.done" and fields.get("error") == "unreachable":

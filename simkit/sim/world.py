@@ -639,7 +639,7 @@ class World:
         self.note("event", device_id, name="app.reimport", source=source_id, wiped=wiped)
         with self.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
             await slot.device.import_bundle(bundle, PASSPHRASE)
-        self.subscribe(slot)
+            self.subscribe(slot)  # the member's graphs the bundle had no keys for
         slot.device.wake()
 
     def spawn(self, async_fn, *args) -> None:

@@ -673,7 +673,7 @@ class DeviceModel:
         epochs are kept."""
         imported = (self._importing or {}).get(graph.sk, {})
         for epoch in sorted(set(graph.keys) - set(keys)):
-            if not self._importing:
+            if self._importing is None:
                 self.find("Keyring", f"dropped its key of epoch {epoch} of {graph.sk} (model: "
                           "old epochs are kept)", graph.sk)  # fmt: skip
         for epoch, key in sorted(keys.items()):
@@ -742,7 +742,7 @@ class DeviceModel:
         written = queued is not None and queued != queued_before
         if new != old:
             if new is None:
-                if not self._importing and not _refused_for_good(graph, rid):
+                if self._importing is None and not _refused_for_good(graph, rid):
                     self.find("Held records", f"dropped {rid} from {sk} (model: a record is "
                               "never forgotten; a deletion is a tombstone)", sk, [rid])  # fmt: skip
             elif written and new == queued:
