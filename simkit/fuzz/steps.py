@@ -121,10 +121,10 @@ def _forge(driver, step, index) -> None:
     sk = slot.device.storage_key(graph_id)
 
     async def send():
-        with world.foreign_client(step.device):
-            await forge()
+        with world.foreign_client(step.device) as stamped:
+            await forge(stamped)
 
-    async def forge():
+    async def forge(stamped):
         if step.how == "wrap":
             gap = _gap(world, sk, step.device, step.gap or "latest")
             request = gap and forged_grant(slot.device, graph_id, *gap)
@@ -132,6 +132,7 @@ def _forge(driver, step, index) -> None:
                 world.ledger.forge_grant(sk, gap[1], gap[0])
         else:
             op = forged_op(slot.device, graph_id, step.record, step.how, step.op == "delete")
+            stamped()
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             if op is not None:
                 world.ledger.forge(sk, step.record, op["rev"])
@@ -155,8 +156,9 @@ def _other_client(driver, step, make) -> None:
     graph_id = graph_id_for(step.graph, slot.member)
 
     async def push():
-        with world.foreign_client(step.device):
+        with world.foreign_client(step.device) as stamped:
             op = make(slot.device, graph_id)
+            stamped()
             if op is None:
                 return
             world.note("event", step.device, name="other.write", graph=graph_id, client=step.RULE,

@@ -19,6 +19,7 @@ from simkit.invariants.log import SeqAndLog
 from simkit.invariants.model import AgreesWithDeviceModel, AgreesWithRelayModel
 from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
+from simkit.invariants.work import Work
 
 ALL = (
     Convergence,
@@ -40,6 +41,7 @@ ALL = (
     Paging,
     AgreesWithRelayModel,
     AgreesWithDeviceModel,
+    Work,
 )
 NAMES = tuple(cls.name for cls in ALL)
 

@@ -126,6 +126,7 @@ class DeviceOracle:
         self.findings: list[Disagreement] = []
         self._foreign: set = set()  # tasks of a non-conforming client using a device's link
         self._read: dict[str, int] = {}  # device -> its model's findings already kept
+        self.stopped = False  # the run ended: what a test does to a device afterwards is not judged
 
     # -- devices ----------------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ class DeviceOracle:
         device.store.on_commit = functools.partial(self._committed, slot)
 
     def _following(self, slot) -> DeviceModel | None:
-        if slot is None or slot.stolen or slot.device is None:
+        if slot is None or slot.stolen or slot.device is None or self.stopped:
             return None
         return self.models.get(slot.device_id)
 
@@ -166,18 +167,22 @@ class DeviceOracle:
     @contextlib.contextmanager
     def foreign(self, device_id: str):
         """Requests the current task sends are a non-conforming client's (a forger
-        using a member's credential), not the device's own; the forger stamps with the
-        device's stamp, which moves on."""
+        using a member's credential), not the device's own. The forger stamps with the
+        device's stamp, which moves on: it calls what this yields right after stamping,
+        before any await lets the device stamp its own writes."""
         task = trio.lowlevel.current_task()
-        self._foreign.add(task)
-        try:
-            yield
-        finally:
-            self._foreign.discard(task)
-            slot = self.world.slots[device_id]
+        slot = self.world.slots[device_id]
+
+        def stamped() -> None:
             model = self._following(slot)
             if model is not None:
                 model.last = max(model.last, slot.device.store.get("meta", "last", 0))
+
+        self._foreign.add(task)
+        try:
+            yield stamped
+        finally:
+            self._foreign.discard(task)
 
     # -- what the link sees -----------------------------------------------------------------
 

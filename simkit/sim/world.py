@@ -29,6 +29,7 @@ from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
 from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
+from simkit.sim.costs import Costs
 from simkit.sim.determinism import run_virtual
 from simkit.sim.failure import task
 from simkit.sim.ledger import Ledger
@@ -155,6 +156,7 @@ class World:
         self.slots: dict[str, DeviceSlot] = {}
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.ledger = Ledger()  # what really happened (simkit.sim.ledger)
+        self.costs = Costs()  # what the run cost (simkit.sim.costs)
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
@@ -256,8 +258,7 @@ class World:
         """Register the initial fleet, have the humans approve it, bootstrap each graph."""
         slots = [self.new_slot(m, d) for m, ids in sorted(self.spec.devices.items()) for d in ids]
         for slot in slots:
-            await slot.device.register()
-            slot.registered = True
+            await self._register(slot)
         for slot in slots:  # the initial fleet is trusted: pins set at setup
             for other in slots:
                 if other is not slot:
@@ -281,6 +282,7 @@ class World:
         each answer exercised."""
         response = self.adversary.handle(request)
         self.coverage.add(relay_labels(request, response))
+        self.costs.served(request, response)
         if response.status == 200 and request.method == "GET" and request.path.endswith("/log"):
             self._log_read(request)
         return response
@@ -363,9 +365,9 @@ class World:
             finally:
                 slot.scopes.remove(scope)
 
-    async def bring_online(self, slot: DeviceSlot) -> None:
-        """A new device registers (retrying every 10 s while the relay cannot be reached),
-        follows its member's graphs and starts running."""
+    async def _register(self, slot: DeviceSlot) -> None:
+        """A device registers, retrying every 10 s while the relay cannot be reached (the
+        user opens the app again): a lossy network delays a fleet, never aborts it."""
         for _ in range(REGISTER_ATTEMPTS):
             try:
                 await slot.device.register()
@@ -375,6 +377,10 @@ class World:
         else:
             await slot.device.register()
         slot.registered = True
+
+    async def bring_online(self, slot: DeviceSlot) -> None:
+        """A new device registers, follows its member's graphs and starts running."""
+        await self._register(slot)
         self.subscribe(slot)
         self._start(slot)
 
@@ -465,6 +471,8 @@ class World:
                     yield self
                 finally:
                     nursery.cancel_scope.cancel()
+                    if self.device_oracle is not None:
+                        self.device_oracle.stopped = True
 
     async def run(self) -> None:
         """The whole run: the workload and schedule for ``duration_s``, then quiescence."""
@@ -604,12 +612,13 @@ class World:
     @contextlib.contextmanager
     def foreign_client(self, device_id: str):
         """A non-conforming client acts with a member's device and credential (a forger):
-        what it sends is not the device's, which the device model does not judge."""
+        what it sends is not the device's, which the device model does not judge. It
+        calls what this yields once it took a stamp from the device."""
         if self.device_oracle is None:
-            yield
+            yield lambda: None
             return
-        with self.device_oracle.foreign(device_id):
-            yield
+        with self.device_oracle.foreign(device_id) as stamped:
+            yield stamped
 
     @contextlib.contextmanager
     def importing(self, slot: DeviceSlot, keyrings: dict, wipe: bool):

@@ -19,6 +19,7 @@ from tests.client.world import (
     app_config,
     forge,
     team,
+    unavailable,
     virtual,
 )
 
@@ -252,3 +253,36 @@ def test_the_newest_boundary_is_the_largest_final_head_however_the_log_was_paged
             assert newest_boundary(log) == max(int(b) for b in log.heads)
         else:
             assert newest_boundary(log) == 0
+
+
+@virtual
+async def test_a_push_answer_below_a_cursor_served_on_a_deferred_page_latches_alarm():
+    """The relay's counter never goes back (docs/findings.md, F15, found by the fuzzer):
+    a rolled-back relay answered a push with a counter below the cursor it had served
+    on a page the device deferred (client rule 6), so the device's own cursor lagged and
+    a check against it alone saw nothing."""
+    world = World()
+    a1, b1 = await team(world, *PAIR)
+    for i in range(3):
+        a1.put("g:team", f"n{i}", "note", {"t": i})
+    await a1.sync()
+    b1.transport.fail = lambda r: unavailable(400) if r.path.endswith("/devices") else None
+    await b1.sync()  # the page is served, its roster cannot be read: deferred
+    kept = b1.store.get("cursor", "g:team")
+    assert b1.get("g:team", "n0") is None and b1.graph_status("g:team").log != "alarm"
+
+    def rolled_back(request):
+        if request.path.endswith("/devices"):
+            return unavailable(400)
+        if not request.path.endswith("/push"):
+            return None
+        response = world.relay.handle(request)
+        body = {**response.json(), "cursor": kept + 2}  # below what it served: rolled back
+        return attrs.evolve(response, body=json.dumps(body).encode())
+
+    b1.transport.fail = rolled_back
+    b1.put("g:team", "mine", "note", {"t": "b"})
+    await b1.sync()
+    assert b1.graph_status("g:team").log == "alarm"
+    alarm = [e.fields["reason"] for e in b1.events if e.kind == "log.alarm"]
+    assert alarm == [f"push answer cursor {kept + 2} is below seq {kept + 3} served"]

@@ -6,6 +6,8 @@ partial outage from ``relay_trouble``): no invariant breaks, and the branch is
 reached. ``test_mutants_caught.py`` checks that breaking each branch is caught. And
 quiescence tells a stuck client from a busy one."""
 
+from pathlib import Path
+
 from simkit.fuzz.mutants import run_mutated
 from simkit.fuzz.reproducer import Reproducer, replay
 from tests.fuzz.mutants import BY_NAME
@@ -102,13 +104,15 @@ def test_quiescence_judges_a_client_resending_a_refused_write_for_ever_stuck(tmp
     happening. Quiescence counts log entries, not seqs: the world is judged stuck after
     ``drain_s`` and ``liveness`` names the write (counting seqs, it ran the three-hour
     cap and exhausted memory). Shown with the clock repair inverted (client rule 9),
-    which makes a device hours ahead re-send its write further ahead each time."""
+    which makes a device hours ahead re-send its write further ahead each time, declared
+    an intended change so that the device model leaves it to the other invariants."""
     steps = [
         {"rule": "jump", "device": "a1", "ms": 3_600_000},
         {"rule": "write", "device": "a1", "graph": "g:team", "record": "r0", "op": "edit"},
         {"rule": "advance", "seconds": 30},
     ]
-    data = {"machine": "honest", "variant": None, "world": {"seed": 5}, "steps": steps}
+    changed = f"{Path(__file__).parent / 'variants.py'}:clock_repair_changed"  # not a bug here
+    data = {"machine": "honest", "variant": changed, "world": {"seed": 5}, "steps": steps}
     path = tmp_path / "stuck.json"
     Reproducer.from_json(data).write(path)
     done = run_mutated(BY_NAME["clock-repair-skew-inverted"], tmp_path, ["replay", str(path)], 300)

@@ -63,4 +63,12 @@ skip_missing_epoch = Variant(
     device=SkipsOpsUnderMissingEpochs,
 )
 
+# an intended change, not a bug: the device model leaves the rules it names to the
+# other invariants (docs/variants.md, "Changing a rule on purpose")
+clock_repair_changed = Variant(
+    "clock-repair-changed",
+    "the clock repair changes (client rule 9), and with it the stamps (client rule 1)",
+    changes=("client rule 1", "client rule 9"),
+)
+
 ALL = (max_seq, log_loser, overwrite_wrap, keep_last_equal, skip_revoked, skip_missing_epoch)
