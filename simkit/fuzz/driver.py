@@ -31,8 +31,8 @@ class DriverError(SimkitError):
 
 
 class WorldDriver:
-    def __init__(self, spec: WorldSpec, variant: Variant = HONEST) -> None:
-        self.world = World(spec, variant, model_check=True)
+    def __init__(self, spec: WorldSpec, variant: Variant = HONEST, device_model: bool = True):
+        self.world = World(spec, variant, model_check=True, device_model=device_model)
         self.clock = self.world.clock
         self._ready = threading.Event()
         self._token = None

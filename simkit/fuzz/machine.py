@@ -85,6 +85,7 @@ class WorldMachine(RuleBasedStateMachine):
     variant: Variant = HONEST
     honest = True
     classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
+    device_model = True  # off only to measure its cost (``simkit bench fuzz``)
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,7 +109,7 @@ class WorldMachine(RuleBasedStateMachine):
 
     def start(self, params: WorldParams) -> None:
         self.params = params
-        self.driver = WorldDriver(params.spec(), self.variant)
+        self.driver = WorldDriver(params.spec(), self.variant, self.device_model)
 
     def do(self, step: A.Step) -> None:
         """Record and apply one step, then check the invariants, exactly as ``replay``
@@ -718,9 +719,13 @@ class AdversaryMachine(WorldMachine):
             self.ceremony(A.Steal(by=by, device=device))
 
 
-def machine_for(variant: Variant, honest: bool, classic: bool = False) -> type[WorldMachine]:
+def machine_for(
+    variant: Variant, honest: bool, classic: bool = False, device_model: bool = True
+) -> type[WorldMachine]:
     """A state machine class that fuzzes ``variant`` (``classic``: with the rules and
-    draws of commit 685eb33's machines, so that a benchmark compares equal work)."""
+    draws of commit 685eb33's machines, so that a benchmark compares equal work;
+    ``device_model``: off only to measure what the model costs)."""
     base = HonestMachine if honest else AdversaryMachine
     name = f"{base.__name__}[{variant.name}]"
-    return type(name, (base,), {"variant": variant, "classic": classic})
+    attributes = {"variant": variant, "classic": classic, "device_model": device_model}
+    return type(name, (base,), attributes)

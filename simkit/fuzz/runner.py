@@ -134,6 +134,7 @@ def fuzz(
     progress: Callable[[FuzzResult], None] = lambda result: None,
     written: Callable[[FuzzResult], None] = lambda result: None,
     classic: bool = False,
+    device_model: bool = True,
 ) -> FuzzResult:
     """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
     (unless ``shrink`` is off) within what is left of the budget.
@@ -141,14 +142,15 @@ def fuzz(
     ``progress`` is called as each example starts (raising KeyboardInterrupt there
     stops the run as Ctrl-C does); ``written`` each time ``result.reproducer``, the
     best failing run so far, was written to ``out``. ``classic`` runs the rules and
-    draws of commit 685eb33's machines (a benchmark's equal work).
+    draws of commit 685eb33's machines (a benchmark's equal work); ``device_model``
+    off measures what the device model costs (``simkit bench fuzz``).
     """
     result = FuzzResult(changes=variant.changes)
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
     session = _Session(result, budget, variant_ref, out, progress, written)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
     runners = {
-        honest: _chunk_runner(machine_for(variant, honest, classic), session, max_steps, phases)
+        honest: _chunk_runner(machine_for(variant, honest, classic, device_model), session, max_steps, phases)
         for honest in (True, False)
     }
     # the first Ctrl-C stops the run before the next example starts (a world

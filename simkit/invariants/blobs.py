@@ -77,10 +77,13 @@ class BlobPolicies(Invariant):
         still there two sweep intervals later (while the relay has been up)."""
         interval = world.relay.settings.sweep_interval_ms
         now_ms = relay_time_ms(world.now())
-        for key, blob in self._blobs.items():
-            if blob.policy == "transport" and _delivered(world, key[0], blob.receipts):
-                self._delivered.setdefault(key, now_ms)
-        self._delivered = {k: t for k, t in self._delivered.items() if k in self._blobs}
+        delivered = {
+            key
+            for key, blob in self._blobs.items()
+            if blob.policy == "transport" and _delivered(world, key[0], blob.receipts)
+        }
+        # a member who joins before the sweep owes a receipt again: the clock restarts
+        self._delivered = {k: self._delivered.get(k, now_ms) for k in sorted(delivered)}
         if not interval or not world.relay_up:
             return []
         up_since = relay_time_ms(self._relay_back)

@@ -88,6 +88,7 @@ class Graph:
     keys: dict[int, bytes] = attrs.Factory(dict)  # held, as committed
     opened: dict[int, set[bytes]] = attrs.Factory(lambda: defaultdict(set))  # from wraps
     unopenable: dict[int, list] = attrs.Factory(dict)  # epoch -> [the wrap, discarded since]
+    discards_cut: bool = False  # a discard since the last keys answer could not reach the relay
     relay_epoch: int = 0  # the highest epoch any answer showed
     noted_epoch: int = 0  # the relay's epoch as the device keeps it
     held: dict[str, dict] = attrs.Factory(dict)
@@ -515,6 +516,11 @@ class DeviceModel:
         if self._failures.get(task) != signature:
             self._tasks[task] = ("retry", signature, (now, why))
         self._failures[task] = signature
+        route, params = _route(request)
+        if route == "discard" and (sk := self._sk(params["gid"])) is not None:
+            # the relay could not be reached: the rest of this keys answer's discards may
+            # wait for the next run (client rule 10 bounds the attempts)
+            self.graph(sk).discards_cut = True
 
     def _pulled(self, graph: Graph, request, answer: dict) -> None:
         kinds = tuple(sorted(filter(None, request.query.get("kinds", "").split(","))))
@@ -530,8 +536,8 @@ class DeviceModel:
         furthest = after
         ops = [op for op in ops if isinstance(op, dict) and _count(op.get("seq"))]
         end = max([after, *(op["seq"] for op in ops)])
-        if answer.get("more") is not True and isinstance(cursor, int):
-            end = max(end, cursor)
+        if isinstance(cursor, int):  # the page speaks for (after, cursor], whether or not
+            end = max(end, cursor)  # it says more (a withholding relay's cursor runs ahead)
         self._forget_served(graph, sub, after, end)
         for op in ops:
             served = Served(op, sub, self.tick, self.boot)
@@ -569,7 +575,7 @@ class DeviceModel:
                 if epoch not in graph.keys:
                     now_unopenable[epoch] = wrapped
         for epoch, wrapped in now_unopenable.items():
-            if graph.unopenable.get(epoch) == [wrapped, False]:
+            if graph.unopenable.get(epoch) == [wrapped, False] and not graph.discards_cut:
                 self.find(
                     "client rule 12",
                     f"was served the same unopenable wrap of epoch {epoch} of {graph.sk} again "
@@ -577,6 +583,7 @@ class DeviceModel:
                     graph.sk,
                 )
         graph.unopenable = {epoch: [wrapped, False] for epoch, wrapped in now_unopenable.items()}
+        graph.discards_cut = False
 
     # -- the application, crashes, imports -------------------------------------------------
 
