@@ -150,7 +150,9 @@ def fuzz(
     session = _Session(result, budget, variant_ref, out, progress, written)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
     runners = {
-        honest: _chunk_runner(machine_for(variant, honest, classic, device_model), session, max_steps, phases)
+        honest: _chunk_runner(
+            machine_for(variant, honest, classic, device_model), session, max_steps, phases
+        )
         for honest in (True, False)
     }
     # the first Ctrl-C stops the run before the next example starts (a world
