@@ -567,8 +567,8 @@ CLIENT_CLAUSES = (
     Mutant(
         "pull-ignores-epoch",
         "client/sync.py",
-        '        device.note_epoch(graph_id, answer.get("epoch"))\n        newest = ',
-        "        newest = ",
+        '        device.note_epoch(graph_id, answer.get("epoch"))\n        _counter(',
+        "        _counter(",
         "Records: '`epoch` (on push and pull answers) is the graph's current key "
         "generation'; client rule 5: 'A client treats a higher `epoch` in an answer as a "
         "signal to fetch keys before its next write'.",
