@@ -159,6 +159,11 @@ def _worker_name() -> str:
         return f"pid {os.getpid()}"
 
 
+class ChunkProcessDied(RuntimeError):
+    """A mutant's chunk process ended without an outcome (a crash, the OOM killer): the
+    chunk is lost, as one whose worker died, and the campaign goes on."""
+
+
 def _in_mutated_copy(chunk: Chunk) -> dict:
     """Run a source mutant's chunk in a fresh process that imports the mutated copy."""
     with tempfile.TemporaryDirectory(prefix="simkit-mutant-") as tmp:
@@ -177,9 +182,10 @@ def _in_mutated_copy(chunk: Chunk) -> dict:
             timeout=2 * budget + 120,
         )
         if done.returncode != 0:
-            raise RuntimeError(
-                f"mutant {chunk.mutant.name}: its chunk's process exited {done.returncode}:\n"
-                + done.stderr[-2000:]
+            killed = " (killed: out of memory?)" if done.returncode == -9 else ""
+            raise ChunkProcessDied(
+                f"mutant {chunk.mutant.name}: its chunk's process exited {done.returncode}"
+                f"{killed}:\n" + done.stderr[-2000:]
             )
         return json.loads((Path(tmp) / "outcome.json").read_text(encoding="utf-8"))
 

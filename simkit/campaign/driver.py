@@ -6,7 +6,8 @@ There is one chunk in flight per worker thread, no queue: a chunk submitted when
 worker frees up starts at once, so its wall budget (the campaign's time left) ends
 with the campaign. Dask reruns the chunk of a worker that dies on another worker;
 a chunk whose workers keep dying (``distributed.scheduler.allowed-failures``) is
-reported lost. Known findings (``simkit.fuzz.corpus``) are replayed first.
+reported lost, as is a mutant chunk whose process died. Known findings
+(``simkit.fuzz.corpus``) are replayed first.
 """
 
 import contextlib
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, chunk_seed, run_chunk
+from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, ChunkProcessDied, chunk_seed, run_chunk
 from simkit.campaign.findings import Finding, Findings, key_of
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.fuzz import corpus
@@ -215,7 +216,7 @@ def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, wait=F
 
     try:
         outcome = future.result() if wait or future.done() else None
-    except KilledWorker as exc:
+    except (KilledWorker, ChunkProcessDied) as exc:
         campaign.lost.append({"index": chunk.index, "target": chunk.target, "why": str(exc)})
         return
     if outcome is None:

@@ -77,11 +77,10 @@ class AlarmSoundness(Invariant):
             )
             return ()
         if name == "record.restamped":
-            for writer, t in self._writes.get((fields["recordId"], fields["old"]), ()):
-                if writer == event.actor:
-                    self._writes.setdefault((fields["recordId"], fields["new"]), []).append(
-                        (writer, t)
-                    )
+            old, new = (fields["recordId"], fields["old"]), (fields["recordId"], fields["new"])
+            mine = [(w, t) for w, t in self._writes.get(old, ()) if w == event.actor]
+            if old != new:  # a re-stamp to the same rev (a broken clock repair) adds no writer
+                self._writes.setdefault(new, []).extend(mine)
             return ()
         if name == "record.rejected":
             sk = storage_key(fields["graph"], world.slots[event.actor].member)

@@ -1,8 +1,13 @@
 """The application users: what each writer does next, drawn from its own stream."""
 
+import math
+
 import attrs
+import trio
 
 from simkit.client import Device
+from simkit.client.blobs import upload_blob
+from simkit.errors import SimkitError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for
 from simkit.sim.spec import Workload
@@ -62,3 +67,42 @@ def next_write(
     number = draws.randbelow(w.keys_per_graph)
     kind = w.kinds[number % len(w.kinds)]  # a record's kind never changes in its life
     return AppWrite(graph_id, f"r{number}", "create", kind, payload)
+
+
+def writers(workload: Workload, slots: dict) -> list[str]:
+    """The devices whose users write: the workload's, or every device of the fleet."""
+    return sorted(slots) if workload.writers is None else sorted(workload.writers)
+
+
+async def write_for(world, device_id: str) -> None:
+    """One member at one device: writes, edits and deletes at random intervals, and
+    sometimes uploads a blob, each drawn from the device's own stream."""
+    w = world.spec.workload
+    draws = world.entropy.fork(f"workload/{device_id}")
+    serial = 0
+    while True:
+        await trio.sleep(-w.interval_s * math.log1p(-draws.random()))
+        slot = world.slots.get(device_id)  # a device linked later writes once it exists
+        if slot is None or not slot.alive or (slot.revoked and not slot.stolen):
+            continue
+        serial += 1
+        write = next_write(slot.device, world.graphs_of(slot.member), w, draws, serial)
+        if write is None:
+            continue
+        world.apply(device_id, write)
+        if w.blobs and draws.random() < w.blobs:
+            policy = w.blob_policies[draws.randbelow(len(w.blob_policies))]
+            what = f"{device_id}'s blob upload"
+            world.spawn(_upload, world, slot, write.graph_id, serial, policy, what=what)
+
+
+async def _upload(world, slot, graph_id: str, serial: int, policy: str) -> None:
+    device = slot.device
+    if device is None or not device.keyring(graph_id).keys:
+        return
+    ttl = 60_000 if policy == "ephemeral" else None
+    blob_id = f"{slot.device_id}-b{serial}"
+    try:
+        await upload_blob(device, graph_id, blob_id, b"blob:" + blob_id.encode(), policy, ttl)
+    except SimkitError as exc:
+        world.note("event", slot.device_id, name="app.blob-failed", blob=blob_id, detail=str(exc))

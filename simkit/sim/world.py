@@ -8,7 +8,6 @@ drains until the devices settle, and returns the world with its trace.
 """
 
 import contextlib
-import math
 from collections import Counter
 from collections.abc import Callable
 from urllib.parse import unquote
@@ -18,7 +17,6 @@ import trio
 
 from simkit.client import AppConfig, Device, RelayUnavailable
 from simkit.client.approval import APPROVED
-from simkit.client.blobs import upload_blob
 from simkit.errors import SimkitError, TransportError, UnsafeIdError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for, storage_key
@@ -39,7 +37,7 @@ from simkit.sim.schedule import PASSPHRASE, perform
 from simkit.sim.settle import STABLE_S, patience, progress, settled
 from simkit.sim.trace import Trace
 from simkit.sim.variant import HONEST, Variant
-from simkit.sim.workload import next_write
+from simkit.sim.workload import write_for, writers
 
 SETTLE_POLL_S = 5.0
 DRAIN_CAP_S = 3 * 3600.0  # a world still changing after this is livelocked, not slow
@@ -481,8 +479,10 @@ class World:
             writing_for = self.spec.duration_s if stop is None else min(stop, self.spec.duration_s)
             with trio.move_on_after(writing_for):
                 async with trio.open_nursery() as writing:
-                    for device_id in self._writers():
-                        writing.start_soon(task, f"{device_id}'s writer", self._writer, device_id)
+                    for device_id in writers(self.spec.workload, self.slots):
+                        writing.start_soon(
+                            task, f"{device_id}'s writer", write_for, self, device_id
+                        )
             await trio.sleep_until(self.spec.duration_s)
             await self.quiesce()
             if self.monitor is not None:
@@ -562,32 +562,6 @@ class World:
         if self.relay_oracle is not None and self.relay_oracle.retire(why):
             self.note("check", "world", what="relay-model retired", why=why)
 
-    def _writers(self) -> list[str]:
-        chosen = self.spec.workload.writers
-        return sorted(self.slots) if chosen is None else sorted(chosen)
-
-    async def _writer(self, device_id: str) -> None:
-        """One member at one device: writes, edits and deletes at random intervals."""
-        w = self.spec.workload
-        draws = self.entropy.fork(f"workload/{device_id}")
-        serial = 0
-        while True:
-            await trio.sleep(-w.interval_s * math.log1p(-draws.random()))
-            slot = self.slots.get(device_id)  # a device linked later writes once it exists
-            if slot is None or not slot.alive or (slot.revoked and not slot.stolen):
-                continue
-            serial += 1
-            write = next_write(slot.device, self.graphs_of(slot.member), w, draws, serial)
-            if write is None:
-                continue
-            self.apply(device_id, write)
-            if w.blobs and draws.random() < w.blobs:
-                policy = w.blob_policies[draws.randbelow(len(w.blob_policies))]
-                what = f"{device_id}'s blob upload"
-                self._nursery.start_soon(
-                    task, what, self._upload, slot, write.graph_id, serial, policy
-                )
-
     def apply(self, device_id: str, write) -> dict:
         """Do an application write on a device and trace it with the rev it got."""
         record = write.apply(self.slots[device_id].device)
@@ -595,19 +569,6 @@ class World:
             self.device_oracle.app_wrote(device_id, write.graph_id, record)
         self.note("event", device_id, name="app.write", rev=record["at"], **write.trace_fields())
         return record
-
-    async def _upload(self, slot: DeviceSlot, graph_id: str, serial: int, policy: str) -> None:
-        device = slot.device
-        if device is None or not device.keyring(graph_id).keys:
-            return
-        ttl = 60_000 if policy == "ephemeral" else None
-        blob_id = f"{slot.device_id}-b{serial}"
-        try:
-            await upload_blob(device, graph_id, blob_id, b"blob:" + blob_id.encode(), policy, ttl)
-        except SimkitError as exc:
-            self.note(
-                "event", slot.device_id, name="app.blob-failed", blob=blob_id, detail=str(exc)
-            )
 
     @contextlib.contextmanager
     def foreign_client(self, device_id: str):
@@ -651,9 +612,11 @@ class World:
             self.subscribe(slot)  # the member's graphs the bundle had no keys for
         slot.device.wake()
 
-    def spawn(self, async_fn, *args) -> None:
-        """Run a ceremony as its own task (scheduled actions must not block the timer)."""
-        self._nursery.start_soon(task, f"the ceremony {async_fn.__qualname__}", async_fn, *args)
+    def spawn(self, async_fn, *args, what: str | None = None) -> None:
+        """Run a ceremony (or what ``what`` names) as its own task: scheduled actions and
+        writers must not block the timer."""
+        what = what or f"the ceremony {async_fn.__qualname__}"
+        self._nursery.start_soon(task, what, async_fn, *args)
 
     # -- quiescence -----------------------------------------------------------------------
 
