@@ -100,7 +100,6 @@ def campaign(
     ):
         if bad:
             raise click.UsageError(f"{hint} do not go together")
-    options.check_shrink_cap(shrink_seconds)
     for ref in variant_refs:
         load_variant(ref)
     variants = tuple(ref_resolved_from(ref, Path.cwd()) for ref in variant_refs) or (None,)

@@ -20,7 +20,7 @@ from simkit.cli.terminal import Status, echo_lines
     zero_ok=True,
 )
 @options.seed("Seed of the fuzz session.")
-@options.max_steps("Steps per example (Hypothesis shrinks failures below it).")
+@options.max_steps("Steps per example.")
 @options.variant(
     "Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
     "MODULE is looked up in the current directory first."
@@ -43,13 +43,13 @@ def fuzz(
     stops with the best reproducer so far. Otherwise print examples run, steps per
     second and the invariants checked.
     """
+    import os
     from pathlib import Path
 
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.fuzz.text import found_line, no_violation_lines, progress_line, violation_lines
     from simkit.sim.variant import HONEST, load_variant
 
-    options.check_shrink_cap(shrink_seconds, " (Hypothesis gives up shrinking after 300 s)")
     variant = load_variant(variant_ref) if variant_ref else HONEST
     path = out or f"simkit-repro-{variant.name}-{seed}.json"
     options.check_out_folder(path)
@@ -69,6 +69,7 @@ def fuzz(
         variant, seconds=seconds, shrink_seconds=shrink_seconds or None,
         shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
         out=path, progress=lambda result: status.show(progress_line(result)), written=written,
+        shrink_workers=os.cpu_count() or 1,
     )  # fmt: skip
     status.end()
     if json_path:

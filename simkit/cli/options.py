@@ -66,14 +66,6 @@ def shrink_time(help: str, *, default: float | None, zero_ok: bool):
     )
 
 
-def check_shrink_cap(shrink_seconds: float | None, why: str = "") -> None:
-    """Refuse a ``--shrink-time`` beyond what Hypothesis would spend (exit 2)."""
-    from simkit.fuzz.runner import SHRINK_CAP_S
-
-    if shrink_seconds is not None and shrink_seconds > SHRINK_CAP_S:
-        raise click.BadParameter(f"at most {SHRINK_CAP_S:g} s{why}", param_hint="--shrink-time")
-
-
 def variant(help: str, *, multiple: bool = False):
     """``--variant REF``, read as ``variant_ref`` (or ``variant_refs`` when repeatable)."""
     return click.option(

@@ -115,7 +115,7 @@ class Step:
             data[field.name] = _json(value)
         return data
 
-    def devices(self) -> tuple[str, ...]:
+    def actors(self) -> tuple[str, ...]:
         """Every device this step names (who it involves)."""
         names = []
         for field in attrs.fields(type(self)):
@@ -546,8 +546,8 @@ class Interrupt(Step):
     before: bool = attrs.field(validator=_flag)
     fault: str = attrs.field(validator=_one_of("crash", "partition"))
 
-    def devices(self) -> tuple[str, ...]:
-        return self.ceremony.devices()
+    def actors(self) -> tuple[str, ...]:
+        return self.ceremony.actors()
 
     def creates(self) -> str | None:
         return self.ceremony.creates()

@@ -1,24 +1,23 @@
 """The fuzzing loop behind ``simkit fuzz``.
 
 It alternates the honest and the adversary state machines in short chunks of
-examples until an invariant breaks, then Hypothesis shrinks the failure. Each
-chunk is seeded from ``--seed``, so a session is repeatable (a seeded Hypothesis
-run uses no example database: failures are kept as reproducers instead).
+examples until an invariant breaks, then shrinks the failing run on its step list
+(``simkit.fuzz.shrink``: fewer actors, faults and ceremonies, steps and waits). Each
+chunk is seeded from ``--seed``, so a session is repeatable (a seeded Hypothesis run
+uses no example database: failures are kept as reproducers instead).
 
-One budget covers the search and the shrinking (or shrinking gets its own). It
-is checked as each example starts: an example runs to its end, because a world
-stopped mid-step could not be torn down. Once the budget is spent the runner
-raises ``_BudgetSpent``, a KeyboardInterrupt, which Hypothesis lets through at
-once without saving the interrupted example as a failure; Ctrl-C stops the run
-the same way at the next example. Either way the result is the best failing run
-the runner kept itself: the first one, then each that fails with fewer steps (or
-as many: the shrinker only tries simpler examples), each written as a
-reproducer the moment it is seen.
+One budget covers the search and the shrinking (or shrinking gets its own). It is
+checked as each example starts and before each shrink attempt: an example runs to its
+end, because a world stopped mid-step could not be torn down. Once the search budget
+is spent the runner raises ``_BudgetSpent``, a KeyboardInterrupt, which Hypothesis
+lets through at once without saving the interrupted example as a failure; Ctrl-C
+stops the run the same way at the next example or attempt. Either way the result is
+the best failing run so far: the first one, then each shorter one the shrinker finds,
+each written as a reproducer the moment it is seen.
 """
 
 import functools
 import itertools
-import math
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -32,15 +31,13 @@ from simkit.errors import describe
 from simkit.fuzz.engine import ChunkRunner, Stop, replaying_final
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer
-from simkit.invariants import Monitor
+from simkit.fuzz.shrink import Shrinker, Shrunk, Target
+from simkit.invariants import Monitor, Violation
 from simkit.realtime import wall_clock
 from simkit.sim.behaviours import Coverage
 from simkit.sim.variant import Variant
 
 CHUNK_EXAMPLES = 5
-# Hypothesis abandons a shrink after 300 s with a "PLEASE REPORT THIS" warning:
-# the runner stops shrinking before that, at the example boundary it controls.
-SHRINK_CAP_S = 270.0
 
 
 class _BudgetSpent(Stop):
@@ -60,16 +57,12 @@ class Budget:
     shrink_attempts: int | None = None
     examples: int | None = None
 
-    def shrink_deadline(self, start: float, found: float) -> tuple[float, str]:
+    def shrink_deadline(self, start: float, found: float) -> float:
         """When shrinking must stop, for a session that started at ``start`` and
-        found its first violation at ``found``, and which limit says so: "budget"
-        or "cap" (``SHRINK_CAP_S``)."""
+        found its first violation at ``found``."""
         if self.shrink_seconds is not None:
-            end = found + self.shrink_seconds
-        else:
-            end = start + self.seconds
-        cap = found + SHRINK_CAP_S
-        return (end, "budget") if end <= cap else (cap, "cap")
+            return found + self.shrink_seconds
+        return start + self.seconds
 
 
 @attrs.define
@@ -80,9 +73,9 @@ class FuzzResult:
     invariants: list[str] = attrs.Factory(list)  # those the machines that ran check
     found_after: float | None = None  # seconds until an invariant first broke
     first_steps: int | None = None  # steps of that first failing run (before shrinking)
-    shrink_attempts: int = 0  # examples run while shrinking
-    # how shrinking ended: "done", "off", "interrupted" (Ctrl-C), or the limit that cut
-    # it off: "budget" (seconds), "cap" (SHRINK_CAP_S), "attempts"
+    shrink_attempts: int = 0  # candidate runs replayed while shrinking
+    # how shrinking ended: "done" (nothing smaller fails), "off", "interrupted" (Ctrl-C),
+    # or the limit that cut it off: "budget" (seconds), "attempts"
     shrinking: str | None = None
     interrupted: bool = False  # Ctrl-C stopped the run
     reproducer: Reproducer | None = None  # the best failing run so far (fewest steps)
@@ -135,6 +128,7 @@ def fuzz(
     written: Callable[[FuzzResult], None] = lambda result: None,
     classic: bool = False,
     device_model: bool = True,
+    shrink_workers: int = 1,
 ) -> FuzzResult:
     """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
     (unless ``shrink`` is off) within what is left of the budget.
@@ -143,12 +137,13 @@ def fuzz(
     stops the run as Ctrl-C does); ``written`` each time ``result.reproducer``, the
     best failing run so far, was written to ``out``. ``classic`` runs the rules and
     draws of commit 685eb33's machines (a benchmark's equal work); ``device_model``
-    off measures what the device model costs (``simkit bench fuzz``).
+    off measures what the device model costs (``simkit bench fuzz``);
+    ``shrink_workers`` processes replay shrink candidates at once.
     """
     result = FuzzResult(changes=variant.changes)
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
     session = _Session(result, budget, variant_ref, out, progress, written)
-    phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] * shrink)]
+    phases = [Phase.explicit, Phase.reuse, Phase.generate]  # shrinking is simkit's own
     runners = {
         honest: _chunk_runner(
             machine_for(variant, honest, classic, device_model), session, max_steps, phases
@@ -163,17 +158,16 @@ def fuzz(
             try:
                 run_chunk(seed * 1_000_003 + chunk)
             except _BudgetSpent:
-                result.shrinking = session.limit
                 break
             except KeyboardInterrupt:
                 result.interrupted = True
-                result.shrinking = "interrupted" if result.found_after is not None else None
                 break
             except Exception:
                 if result.failure is None:
                     raise  # Hypothesis's own error (a broken machine), not a finding
-                result.shrinking = "done" if shrink else "off"
                 break
+        if result.failure is not None and not result.interrupted:
+            session.shrink(shrink_workers if shrink else 0)
     result.seconds = wall_clock() - session.start
     result.invariants = sorted({name for honest in session.ran for name in Monitor(honest).names})
     return result
@@ -207,10 +201,8 @@ class _Session:
         self.variant_ref, self.out = variant_ref, out
         self.progress, self.written = progress, written
         self.start = wall_clock()
-        self.shrink_deadline = math.inf
-        self.deadline_limit = "budget"
-        self.limit: str | None = None  # the limit that stopped shrinking
-        self.best_steps = math.inf
+        self.error: BaseException | None = None  # what broke the first failing run
+        self._shrink_steps = 0
         self.ctrl_c = CtrlC()
         self.ran: set[bool] = set()  # machine.honest of the machines that ran an example
 
@@ -235,38 +227,70 @@ class _Session:
 
     def before_example(self) -> None:
         if replaying_final():
-            return  # Hypothesis replays its shrunk example to report it: let it run
+            return  # Hypothesis replays the failing example to report it: let it run
         result, now = self.result, wall_clock()
         result.seconds = now - self.start
         if self.ctrl_c.pressed:
             raise KeyboardInterrupt
-        if result.found_after is None:
-            if result.seconds >= self.budget.seconds or result.examples == self.budget.examples:
-                raise _BudgetSpent
-            result.examples += 1
-        else:
-            attempts = self.budget.shrink_attempts
-            if attempts is not None and result.shrink_attempts >= attempts:
-                self.limit = "attempts"
-            elif now >= self.shrink_deadline:
-                self.limit = self.deadline_limit
-            if self.limit:
-                raise _BudgetSpent
-            result.shrink_attempts += 1
+        if result.seconds >= self.budget.seconds or result.examples == self.budget.examples:
+            raise _BudgetSpent
+        result.examples += 1
         self.progress(result)
 
-    def failed(self, machine: WorldMachine | None, honest: bool, exc: Exception) -> None:
-        """Keep a failing run if it is the first, or as short as the best so far."""
-        result, now = self.result, wall_clock()
-        steps = len(machine.steps) if machine else 0
-        if result.found_after is None:
-            result.found_after = now - self.start
-            result.first_steps = steps
-            self.shrink_deadline, self.deadline_limit = self.budget.shrink_deadline(self.start, now)
-        if steps > self.best_steps:
+    def shrink(self, workers: int) -> None:
+        """Shrink the failing run within the shrink budget (``workers`` 0: not at all)."""
+        result = self.result
+        if not workers:
+            result.shrinking = "off"
             return
-        self.best_steps = steps
+        if result.reproducer is None:
+            result.shrinking = "done"  # it broke before its world existed
+            return
+        deadline = self.budget.shrink_deadline(self.start, self.start + result.found_after)
+        shrinker = Shrinker(
+            result.reproducer, Target.of(result.reproducer, self.error),
+            deadline=deadline, attempts=self.budget.shrink_attempts, workers=workers,
+            better=self.better, tried=self.tried,
+        )  # fmt: skip
+        try:
+            shrunk = shrinker.run()
+        except KeyboardInterrupt:
+            result.interrupted, result.shrinking = True, "interrupted"
+            return
+        result.shrinking = shrunk.ended
+
+    def tried(self, shrunk: Shrunk) -> None:
+        """After each batch of shrink candidates: count them, report, heed Ctrl-C."""
+        result = self.result
+        result.steps += shrunk.steps - self._shrink_steps
+        self._shrink_steps = shrunk.steps
+        result.shrink_attempts = shrunk.attempts
+        result.seconds = wall_clock() - self.start
+        self.progress(result)
+        if self.ctrl_c.pressed:
+            raise KeyboardInterrupt
+
+    def better(self, repro: Reproducer) -> None:
+        """A shorter failing run: keep it and write it at once."""
+        self.result.reproducer = repro
+        if repro.violations:
+            self.result.failure = "\n".join(str(Violation(**v)) for v in repro.violations[:1])
+        self._write()
+
+    def _write(self) -> None:
+        if self.out is not None:
+            self.result.reproducer.write(self.out)
+            self.written(self.result)
+
+    def failed(self, machine: WorldMachine | None, honest: bool, exc: Exception) -> None:
+        """Keep the first failing run (the search stops there)."""
+        result = self.result
+        if result.found_after is not None:
+            return  # Hypothesis's replay of the same failing example
+        result.found_after = wall_clock() - self.start
+        result.first_steps = len(machine.steps) if machine else 0
         first = _first_failure(exc)
+        self.error = first
         violations = first.violations if isinstance(first, InvariantViolation) else ()
         result.failure = str(first) if violations else describe(first)
         if machine is None or machine.params is None:
@@ -278,9 +302,7 @@ class _Session:
             variant=self.variant_ref,
             violations=tuple(v.to_json() for v in violations),
         )
-        if self.out is not None:
-            result.reproducer.write(self.out)
-            self.written(result)
+        self._write()
 
 
 def _first_failure(exc: BaseException) -> BaseException:

@@ -4,7 +4,7 @@ command line only writes it."""
 
 import json
 
-from simkit.fuzz.runner import SHRINK_CAP_S, FuzzResult
+from simkit.fuzz.runner import FuzzResult
 from simkit.sim.behaviours import CATALOGUE, Coverage
 
 
@@ -78,11 +78,10 @@ def violation_lines(result: FuzzResult, path: str, shrink_seconds: float | None)
     kept = "the reproducer holds the shortest failing run found"
     budget = "--shrink-time" if shrink_seconds else "--time"
     ended = {
-        "done": f"shrunk {took}",
+        "done": f"shrunk {took}: nothing shorter fails the same way",
         "off": "not shrunk",
         "budget": f"shrinking cut off by the {budget} budget {took}: {kept}; "
         "give shrinking more time with --shrink-time SECONDS",
-        "cap": f"shrinking stopped at its {SHRINK_CAP_S:g} s limit {took}: {kept}",
         "attempts": f"shrinking cut off {took}: {kept}",
         "interrupted": f"shrinking was interrupted (Ctrl-C) {took}: {kept}",
     }[result.shrinking]

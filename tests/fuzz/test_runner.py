@@ -18,14 +18,14 @@ from click.testing import CliRunner
 
 from simkit.cli import main
 from simkit.fuzz.reproducer import Reproducer, replay
-from simkit.fuzz.runner import SHRINK_CAP_S, Budget, fuzz
+from simkit.fuzz.runner import Budget, fuzz
 from simkit.sim.variant import HONEST
 from tests.fuzz.variants import log_loser
 
 ROOT = Path(__file__).parents[2]
 # log_loser: caught within a few examples (which ones depends on the seed and on the
 # constants of the simkit modules loaded: Hypothesis draws some from them).
-CAUGHT = {"seed": 2, "max_steps": 25, "variant_ref": "tests.fuzz.variants:log_loser"}
+CAUGHT = {"seed": 1, "max_steps": 25, "variant_ref": "tests.fuzz.variants:log_loser"}
 
 
 def on_disk(path) -> tuple:
@@ -57,11 +57,10 @@ def test_the_reproducer_is_written_at_the_first_violation_and_only_replaced_by_s
         if writes and writes[-1][1] < writes[0][1]:
             raise KeyboardInterrupt
 
-    # Seed 3: a first failing run that every supported Hypothesis shortens within a few
-    # attempts (at seed 2 the oldest, 6.138, found nothing shorter in 300).
+    # seed 1: a first failing run of 27 steps, which the shrinker shortens
     result = fuzz(
         log_loser, seconds=300, shrink_attempts=300, out=out, written=written,
-        progress=stop_once_shorter, **{**CAUGHT, "seed": 3},
+        progress=stop_once_shorter, **CAUGHT,
     )  # fmt: skip
 
     first_attempts, first_steps = writes[0]
@@ -94,9 +93,8 @@ def test_a_spent_shrink_budget_keeps_the_unshrunk_run(tmp_path):
 
 
 def test_time_covers_search_and_shrinking_unless_shrinking_has_its_own_budget():
-    assert Budget(60).shrink_deadline(start=100, found=105) == (160, "budget")
-    assert Budget(60, shrink_seconds=10).shrink_deadline(start=100, found=155) == (165, "budget")
-    assert Budget(900).shrink_deadline(start=0, found=5) == (5 + SHRINK_CAP_S, "cap")
+    assert Budget(60).shrink_deadline(start=100, found=105) == 160
+    assert Budget(60, shrink_seconds=10).shrink_deadline(start=100, found=155) == 165
 
 
 def test_ctrl_c_while_shrinking_stops_before_the_next_example_with_the_best_run(tmp_path):
@@ -107,7 +105,7 @@ def test_ctrl_c_while_shrinking_stops_before_the_next_example_with_the_best_run(
     handler = signal.getsignal(signal.SIGINT)
     result = fuzz(log_loser, seconds=300, out=tmp_path / "r.json", progress=press_ctrl_c, **CAUGHT)
     assert result.interrupted and result.shrinking == "interrupted"
-    assert result.shrink_attempts == 3  # the example running then finished; no other began
+    assert result.shrink_attempts == 3  # the attempt running then finished; no other began
     assert on_disk(tmp_path / "r.json") == run_of(result)
     assert signal.getsignal(signal.SIGINT) is handler
 
@@ -123,7 +121,7 @@ def test_a_keyboard_interrupt_during_the_search_ends_the_run_without_a_finding()
 
 def test_simkit_fuzz_on_sigint_while_shrinking_exits_1_with_the_best_reproducer(tmp_path):
     out = tmp_path / "repro.json"
-    fuzz_args = ["--variant", CAUGHT["variant_ref"], "--seed", "2", "--time", "300"]
+    fuzz_args = ["--variant", CAUGHT["variant_ref"], "--seed", "1", "--time", "300"]
     command = [sys.executable, "-P", "-m", "simkit.cli", "fuzz", *fuzz_args, "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with subprocess.Popen(
@@ -149,10 +147,9 @@ def test_simkit_fuzz_on_sigint_while_shrinking_exits_1_with_the_best_reproducer(
         ["--time", "0"],
         ["--time", "-5"],
         ["--shrink-time", "-1"],
-        ["--shrink-time", f"{SHRINK_CAP_S + 1:g}"],
         ["--max-steps", "0"],
     ],
-    ids=["time-0", "time-negative", "shrink-time-negative", "shrink-time-over-cap", "max-steps-0"],
+    ids=["time-0", "time-negative", "shrink-time-negative", "max-steps-0"],
 )
 def test_a_budget_out_of_range_is_a_usage_error(args):
     result = CliRunner().invoke(main, ["fuzz", *args])
@@ -161,7 +158,7 @@ def test_a_budget_out_of_range_is_a_usage_error(args):
 
 def test_simkit_fuzz_with_shrink_time_0_stops_at_the_first_violation_unshrunk(tmp_path):
     out = tmp_path / "repro.json"
-    args = ["--variant", CAUGHT["variant_ref"], "--seed", "2", "--time", "300"]
+    args = ["--variant", CAUGHT["variant_ref"], "--seed", "1", "--time", "300"]
     result = CliRunner().invoke(main, ["fuzz", *args, "--shrink-time", "0", "--out", str(out)])
     assert result.exit_code == 1, result.output
     assert "no shrinking" in result.output and "not shrunk" in result.output
