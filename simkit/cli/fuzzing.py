@@ -27,6 +27,7 @@ from simkit.cli.terminal import Status, echo_lines
 )
 @options.out("simkit-repro-<variant>-<seed>.json")
 @options.json("Also write the run's figures, invariants, behaviours reached and finding as JSON.")
+@options.verbose()
 def fuzz(
     seconds: float,
     shrink_seconds: float | None,
@@ -35,6 +36,7 @@ def fuzz(
     variant_ref: str | None,
     out: str | None,
     json_path: str | None,
+    verbose: bool,
 ) -> None:
     """Run the state machines until the budget ends or an invariant breaks.
 
@@ -77,7 +79,7 @@ def fuzz(
     if result.failure is None:
         echo_lines(no_violation_lines(result))
         sys.exit(130 if result.interrupted else 0)
-    echo_lines(violation_lines(result, path, shrink_seconds))
+    echo_lines(violation_lines(result, path, shrink_seconds, verbose))
     sys.exit(1)
 
 
@@ -100,11 +102,21 @@ def _replay_known_first(variant_ref: str | None, path: str) -> None:
     sys.exit(1)
 
 
+def _matched(recorded: str | None, replayed: str) -> str:
+    """Whether the replay ran exactly as the run the file recorded."""
+    if recorded is None:
+        return " (the file records none to compare)"
+    if recorded == replayed:
+        return " (matches the recorded run)"
+    return f" (DIFFERS from the recorded run's {recorded[:16]}...: the code or the file changed)"
+
+
 @main.command()
 @debug_option
 @click.argument("file", type=click.Path(dir_okay=False))
 @options.report("Also render the replayed run as a report into DIR (docs/reports.md).")
-def replay(file: str, report_dir: str | None) -> None:
+@options.verbose()
+def replay(file: str, report_dir: str | None, verbose: bool) -> None:
     """Rerun a reproducer exactly and say which invariant failed where.
 
     Exits 1 when an invariant fails (the reproducer reproduces), 0 when none does,
@@ -114,10 +126,11 @@ def replay(file: str, report_dir: str | None) -> None:
     """
     from simkit.fuzz.reproducer import Reproducer, replay_summary
     from simkit.fuzz.reproducer import replay as run_replay
+    from simkit.invariants.text import grouped_lines
 
     repro = Reproducer.load(file)
     result = run_replay(repro)
-    click.echo(f"trace-hash: {result.trace_hash}")
+    click.echo(f"trace-hash: {result.trace_hash}{_matched(repro.trace_hash, result.trace_hash)}")
     if report_dir:
         from pathlib import Path
 
@@ -130,6 +143,5 @@ def replay(file: str, report_dir: str | None) -> None:
         click.echo(f"no violation in {len(repro.steps)} steps and quiescence")
         return
     click.echo(f"violated {result.where(repro)}")
-    for violation in result.violations:
-        click.echo(f"  {violation}")
+    echo_lines(grouped_lines(result.violations, verbose))
     sys.exit(1)

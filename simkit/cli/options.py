@@ -42,7 +42,11 @@ def time(help: str):
 def seed(help: str, default: int | None = 0):
     """``--seed N``; ``default=None`` leaves the seed to what is run (a scenario's own)."""
     return click.option(
-        "--seed", type=int, default=default, show_default=default is not None, help=help
+        "--seed",
+        type=click.IntRange(min=0),
+        default=default,
+        show_default=default is not None,
+        help=help,
     )
 
 
@@ -63,6 +67,13 @@ def shrink_time(help: str, *, default: float | None, zero_ok: bool):
         default=default,
         show_default=default is not None,
         help=help,
+    )
+
+
+def verbose():
+    """``--verbose``: every violation, not the first few of each invariant."""
+    return click.option(
+        "--verbose", is_flag=True, help="Print every violation, not the first few per invariant."
     )
 
 

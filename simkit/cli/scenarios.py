@@ -9,7 +9,7 @@ import click
 
 from simkit.cli import options
 from simkit.cli.app import debug_option, main, rerun_with
-from simkit.cli.terminal import echo_lines
+from simkit.cli.terminal import Status, echo_lines
 
 
 @main.command("list")
@@ -54,22 +54,22 @@ def run(path: str | None, seed: int | None, report_dir: str | None, as_json: boo
     if seed is not None:
         scenarios = [s.with_seed(seed) for s in scenarios]
     results = []
-    with click.progressbar(
-        scenarios, label="scenarios", file=sys.stderr, item_show_func=lambda s: s and s.name
-    ) as bar:
-        for scenario in bar:
-            rerun_with(
-                shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
-            )
-            out = Path(report_dir) / scenario.name if report_dir else None
-            if out is not None:  # the trace streams to the report folder as it is written
-                out.mkdir(parents=True, exist_ok=True)
-            result = run_scenario(scenario, trace_path=out and out / "trace.jsonl")
-            results.append(result)
-            if out is not None:
-                from simkit.report import render_report
+    status = Status()
+    for index, scenario in enumerate(scenarios):
+        status.show(f"scenario {index + 1}/{len(scenarios)}: {scenario.name}")
+        rerun_with(
+            shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
+        )
+        out = Path(report_dir) / scenario.name if report_dir else None
+        if out is not None:  # the trace streams to the report folder as it is written
+            out.mkdir(parents=True, exist_ok=True)
+        result = run_scenario(scenario, trace_path=out and out / "trace.jsonl")
+        results.append(result)
+        if out is not None:
+            from simkit.report import render_report
 
-                render_report(out / "trace.jsonl", result.summary(), out)
+            render_report(out / "trace.jsonl", result.summary(), out)
+    status.end()
     if as_json:
         click.echo(json.dumps([r.summary() for r in results], indent=2))
     else:

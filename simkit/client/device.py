@@ -310,6 +310,10 @@ class Device:
         names = [graph_id] if graph_id else self.graphs()
         return sum(len(self.store.rows(f"queue:{self.storage_key(g)}")) for g in names)
 
+    def queued(self, graph_id: str) -> list[str]:
+        """The records whose writes wait in a graph's queue."""
+        return sorted(self.store.rows(f"queue:{self.storage_key(graph_id)}"))
+
     def stamp(self, prior_rev: float) -> int:
         """Client rule 1: at = max(now, last + 1, priorRev + 1), now corrected by the
         adopted skew."""

@@ -204,7 +204,8 @@ def _restamp(device, graph_id: str, sk: str, entry: dict) -> None:
     which the cursor has already passed and no pull will bring again (found by the fuzzer)."""
     rid = entry["r"]["id"]
     record = {**entry["r"], "at": device.stamp(prior_rev(entry["before"]))}
-    device.emit("record.restamped", graph_id, recordId=rid, old=entry["r"]["at"], new=record["at"])
+    device.emit("record.restamped", graph_id, recordId=rid, old=entry["r"]["at"], new=record["at"],
+                reason="rev-too-far-ahead")  # fmt: skip
     shadow = device.store.get(f"shadow:{sk}", rid)
     if shadow is not None and shadow["at"] >= record["at"]:
         device.store.put(f"records:{sk}", rid, shadow)

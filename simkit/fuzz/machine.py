@@ -86,6 +86,11 @@ class WorldMachine(RuleBasedStateMachine):
     honest = True
     classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
     device_model = True  # off only to measure its cost (``simkit bench fuzz``)
+    cut = False  # the budget ended this example mid-way
+
+    @staticmethod
+    def before_step() -> None:
+        """Called before each step (the fuzz runner sets it to check its budget)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -113,7 +118,13 @@ class WorldMachine(RuleBasedStateMachine):
 
     def do(self, step: A.Step) -> None:
         """Record and apply one step, then check the invariants, exactly as ``replay``
-        does (a rule may take several steps; a rule that takes none checks nothing)."""
+        does (a rule may take several steps; a rule that takes none checks nothing).
+        ``before_step`` may cut the example first (the fuzz budget is spent)."""
+        try:
+            self.before_step()
+        except BaseException:
+            self.cut = True
+            raise
         self.steps.append(step)
         apply_step(self.driver, step, len(self.steps) - 1)
         self._check()
@@ -161,6 +172,9 @@ class WorldMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if self.driver is None:
+            return
+        if self.cut:  # the budget ended the example: nothing to judge, only to close
+            self.driver.close()
             return
         try:
             self.driver.run(self.world.quiesce)

@@ -9,6 +9,7 @@ Groce et al. 2012: leaving rules out makes rare interleavings of the rest common
 import attrs
 from hypothesis import strategies as st
 
+from simkit.errors import InputError
 from simkit.fuzz.rogue import ROGUE_GROUP, ROGUES
 from simkit.relay.limits import RateLimit
 from simkit.sim import spec as S
@@ -62,23 +63,82 @@ def _setting(choices: tuple) -> st.SearchStrategy:
     return st.sampled_from(choices)
 
 
+class ParamsError(InputError):
+    """A fuzz world's parameter is unknown, of the wrong type, or out of its range."""
+
+
+def _bad(attribute, value, rule: str):
+    raise ParamsError(f"world.{attribute.name} must be {rule}, not {value!r}")
+
+
+def _whole(low: int, high: int):
+    def check(instance, attribute, value) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            _bad(attribute, value, f"a whole number from {low:,} up to {high:,}")
+
+    return check
+
+
+def _loss(instance, attribute, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        _bad(attribute, value, "a share from 0 up to (not including) 1")
+
+
+def _mode(instance, attribute, value) -> None:
+    if value not in ("observe", "approve"):
+        _bad(attribute, value, '"observe" or "approve"')
+
+
+def _settings(choices: dict, rate: bool = False):
+    """Known settings only (a relay's rate limits by their name in ``RATE_LIMITS``)."""
+
+    def check(instance, attribute, value) -> None:
+        if not isinstance(value, dict):
+            _bad(attribute, value, "an object of settings")
+        for key, setting in value.items():
+            if key not in choices:
+                _bad(attribute, key, "a known setting: " + ", ".join(sorted(choices)))
+            if rate and key == "rate_limits" and setting not in RATE_LIMITS:
+                _bad(attribute, setting, "rate limits named " + ", ".join(sorted(RATE_LIMITS)))
+
+    return check
+
+
+def _capabilities(instance, attribute, value) -> None:
+    if not isinstance(value, dict):
+        _bad(attribute, value, "an object: member -> capability")
+    for member, choice in value.items():
+        if member not in MEMBERS:
+            _bad(attribute, member, "a member: " + ", ".join(MEMBERS))
+        if choice not in CAPABILITIES:
+            _bad(attribute, choice, "a capability: " + ", ".join(CAPABILITIES))
+
+
+def _rules(value):
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple) or any(rule not in SWARM for rule in value):
+        raise ParamsError(
+            f"world.rules must be null or a list of: {', '.join(SWARM)}; not {value!r}"
+        )
+    return tuple(value)
+
+
 @attrs.frozen
 class WorldParams:
     """A fuzz world's parameters, all JSON in a reproducer. ``relay`` and ``client``
     hold only settings that differ from the defaults; ``capabilities`` maps a
     member to its capability choice in the group graph; ``rules`` is the swarm."""
 
-    seed: int
-    approval_mode: str = "observe"
-    max_offset_ms: int = 0
-    request_loss: float = 0.0
-    response_loss: float = 0.0
-    relay: dict = attrs.Factory(dict)
-    client: dict = attrs.Factory(dict)
-    capabilities: dict = attrs.Factory(dict)
-    rules: tuple[str, ...] | None = attrs.field(
-        default=None, converter=lambda v: None if v is None else tuple(v)
-    )
+    seed: int = attrs.field(validator=_whole(0, 2**63 - 1))
+    approval_mode: str = attrs.field(default="observe", validator=_mode)
+    max_offset_ms: int = attrs.field(default=0, validator=_whole(0, 86_400_000))
+    request_loss: float = attrs.field(default=0.0, validator=_loss)
+    response_loss: float = attrs.field(default=0.0, validator=_loss)
+    relay: dict = attrs.field(factory=dict, validator=_settings(RELAY_CHOICES, rate=True))
+    client: dict = attrs.field(factory=dict, validator=_settings(CLIENT_CHOICES))
+    capabilities: dict = attrs.field(factory=dict, validator=_capabilities)
+    rules: tuple[str, ...] | None = attrs.field(default=None, converter=_rules)
 
     def relay_settings(self) -> dict:
         settings = {k: v for k, v in self.relay.items() if k != "rate_limits"}

@@ -25,9 +25,14 @@ from simkit.invariants import Monitor, Violation
 from simkit.invariants.verdicts import first_violation, verdicts
 from simkit.sim.variant import HONEST, load_variant, ref_relative_to, ref_resolved_from
 
+FORMAT = 1  # the reproducer file format this simkit writes and reads
+KEYS = ("simkit", "format", "machine", "variant", "world", "steps", "violations",
+        "trace_hash", "found")  # fmt: skip
+"""A reproducer's keys (``found``: a person's note on what it found)."""
+
 
 class ReproducerError(InputError):
-    """A reproducer file is missing, unreadable, or lacks a field."""
+    """A reproducer file is missing, unreadable, or breaks its schema."""
 
 
 def parse_steps(steps) -> tuple[Step, ...]:
@@ -35,6 +40,72 @@ def parse_steps(steps) -> tuple[Step, ...]:
     if not isinstance(steps, list | tuple):
         raise StepError(f'"steps" must be a list of steps, not {type(steps).__name__}')
     return tuple(parse_step(step, f"step {index}") for index, step in enumerate(steps))
+
+
+def check_actors(params: WorldParams, steps: tuple[Step, ...]) -> None:
+    """Every device a step names exists by then: the fleet's, or one a ``link``,
+    ``recover`` or ``invite`` step brought in before (a step naming a device that does
+    not exist would do nothing, and a replay would read as "no violation")."""
+    alive = {d for ids in params.spec().devices.values() for d in ids}
+    for index, step in enumerate(steps):
+        brought = step.creates()
+        for device in step.actors():
+            if device not in alive and device != brought:
+                raise StepError(
+                    f"step {index} ({step.RULE}): device {device!r} does not exist then "
+                    f"(the fleet: {', '.join(sorted(alive))}; a link, recover or invite "
+                    "step brings in another)"
+                )
+        if brought:
+            alive.add(brought)
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    parts = text.split(".") if isinstance(text, str) else []
+    return tuple(int(p) for p in parts) if parts and all(p.isdecimal() for p in parts) else None
+
+
+def _check_schema(data) -> None:
+    """The file's shape, before any field is read: an object, known keys, a format and
+    a simkit version this simkit reads."""
+    if not isinstance(data, dict):
+        raise ReproducerError(f"a reproducer is a JSON object, not a {type(data).__name__}")
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise ReproducerError(f"unknown key {unknown[0]!r} (a reproducer has: {', '.join(KEYS)})")
+    for key in ("machine", "world", "steps"):
+        if key not in data:
+            raise ReproducerError(f"missing key {key!r}")
+    if data.get("format", FORMAT) != FORMAT:
+        raise ReproducerError(
+            f"format {data['format']!r}: this simkit reads format {FORMAT} "
+            "(a newer simkit wrote it?)"
+        )
+    written = data.get("simkit", __version__)
+    version = _version(written)
+    if version is None:
+        raise ReproducerError(f'"simkit" must be a version like "{__version__}", not {written!r}')
+    if version > _version(__version__):
+        raise ReproducerError(f"written by simkit {written}, newer than this simkit {__version__}")
+    if data["machine"] not in ("honest", "adversary"):
+        raise ReproducerError(f'"machine" must be "honest" or "adversary", not {data["machine"]!r}')
+    if not isinstance(data["world"], dict):
+        raise ReproducerError(f'"world" must be an object, not {data["world"]!r}')
+    fields = {f.name for f in attrs.fields(WorldParams)}
+    odd = sorted(set(data["world"]) - fields)
+    if odd or "seed" not in data["world"]:
+        what = f"unknown key world.{odd[0]}" if odd else "missing key world.seed"
+        raise ReproducerError(f"{what} (a world has: {', '.join(sorted(fields))})")
+    variant = data.get("variant")
+    if variant is not None and (not isinstance(variant, str) or ":" not in variant):
+        raise ReproducerError(f'"variant" must be null or "module:name", not {variant!r}')
+    recorded = data.get("trace_hash")
+    if recorded is not None and not (isinstance(recorded, str) and len(recorded) == 64):
+        raise ReproducerError(
+            f'"trace_hash" must be null or a SHA-256 hex digest, not {recorded!r}'
+        )
+    if not isinstance(data.get("violations", []), list):
+        raise ReproducerError('"violations" must be a list')
 
 
 @attrs.frozen
@@ -51,6 +122,7 @@ class Reproducer:
     def to_json(self) -> dict:
         return {
             "simkit": self.simkit,
+            "format": FORMAT,
             "machine": self.machine,
             "variant": self.variant,
             "world": self.params.to_json(),
@@ -75,26 +147,29 @@ class Reproducer:
             raise ReproducerError(f"{path}: not JSON: {exc}") from None
         try:
             return cls.from_json(data, Path(path).parent, origin=str(path))
-        except StepError as exc:
+        except InputError as exc:  # the schema, a step, a world parameter
             raise ReproducerError(f"{path}: {exc}") from None
-        except (KeyError, TypeError) as exc:
-            raise ReproducerError(f"{path}: missing or malformed field {exc}") from None
 
     @classmethod
     def from_json(
         cls, data: dict, folder: str | Path = ".", origin: str | None = None
     ) -> "Reproducer":
         """The reproducer ``data`` holds (``to_json``'s form); a variant's file path
-        is read relative to ``folder``."""
+        is read relative to ``folder``. Every field is checked (``ReproducerError``,
+        ``StepError``, ``ParamsError``: each names what is wrong)."""
+        _check_schema(data)
         variant = data.get("variant")
+        params = WorldParams(**data["world"])
+        steps = parse_steps(data["steps"])
+        check_actors(params, steps)
         return cls(
             machine=data["machine"],
-            params=WorldParams(**data["world"]),
-            steps=data["steps"],
+            params=params,
+            steps=steps,
             variant=variant and ref_resolved_from(variant, folder),
             violations=tuple(data.get("violations", ())),
             trace_hash=data.get("trace_hash"),
-            simkit=data.get("simkit", "unknown"),
+            simkit=data.get("simkit", __version__),
             origin=origin,
         )
 

@@ -30,7 +30,7 @@ from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.errors import describe
 from simkit.fuzz.engine import ChunkRunner, Stop, replaying_final
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
-from simkit.fuzz.reproducer import Reproducer
+from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.fuzz.shrink import Shrinker, Shrunk, Target
 from simkit.invariants import Monitor, Violation
 from simkit.realtime import wall_clock
@@ -168,6 +168,7 @@ def fuzz(
                 break
         if result.failure is not None and not result.interrupted:
             session.shrink(shrink_workers if shrink else 0)
+        session.hashed()
     result.seconds = wall_clock() - session.start
     result.invariants = sorted({name for honest in session.ran for name in Monitor(honest).names})
     return result
@@ -175,7 +176,9 @@ def fuzz(
 
 def _chunk_runner(machine: type[WorldMachine], session: "_Session", max_steps: int, phases):
     """Run chunks of ``machine``'s examples, each under its seed, checking the budget
-    before each example and keeping each failing run."""
+    before each example (and each step: an example still running when the budget ends
+    is cut) and keeping each failing run."""
+    machine.before_step = staticmethod(session.before_step)
     return ChunkRunner(
         machine,
         settings(
@@ -237,6 +240,11 @@ class _Session:
         result.examples += 1
         self.progress(result)
 
+    def before_step(self) -> None:
+        """The search budget is hard: an example still running when it ends is cut."""
+        if self.result.found_after is None and wall_clock() - self.start >= self.budget.seconds:
+            raise _BudgetSpent
+
     def shrink(self, workers: int) -> None:
         """Shrink the failing run within the shrink budget (``workers`` 0: not at all)."""
         result = self.result
@@ -275,6 +283,19 @@ class _Session:
         self.result.reproducer = repro
         if repro.violations:
             self.result.failure = "\n".join(str(Violation(**v)) for v in repro.violations[:1])
+        self._write()
+
+    def hashed(self) -> None:
+        """The kept run's trace hash (a shrunk run has it from its replay; the first
+        failing run gets it from one), so that a replay can say it matched."""
+        repro = self.result.reproducer
+        if repro is None or repro.trace_hash is not None or self.result.interrupted:
+            return
+        try:
+            trace_hash = replay(repro).trace_hash
+        except Exception:  # a run that crashes the world has no trace hash to keep
+            return
+        self.result.reproducer = attrs.evolve(repro, trace_hash=trace_hash)
         self._write()
 
     def _write(self) -> None:

@@ -5,6 +5,7 @@ command line only writes it."""
 import json
 
 from simkit.fuzz.runner import FuzzResult
+from simkit.invariants.text import grouped_lines
 from simkit.sim.behaviours import CATALOGUE, Coverage
 
 
@@ -66,10 +67,12 @@ def changed_rules_lines(result: FuzzResult) -> list[str]:
     ]
 
 
-def violation_lines(result: FuzzResult, path: str, shrink_seconds: float | None) -> list[str]:
-    """A finding: how shrinking ended (and which budget cut it off), what broke, the
-    shortest failing run's steps and how to replay it. ``result.failure`` may span
-    lines and is one item."""
+def violation_lines(
+    result: FuzzResult, path: str, shrink_seconds: float | None, verbose: bool = False
+) -> list[str]:
+    """A finding: how shrinking ended (and which budget cut it off), what broke
+    (grouped per invariant, the explaining one first; every violation when
+    ``verbose``), the shortest failing run's steps and how to replay it."""
     best = result.reproducer
     took = (
         f"after {result.seconds - result.found_after:.1f} s and "
@@ -85,10 +88,11 @@ def violation_lines(result: FuzzResult, path: str, shrink_seconds: float | None)
         "attempts": f"shrinking cut off {took}: {kept}",
         "interrupted": f"shrinking was interrupted (Ctrl-C) {took}: {kept}",
     }[result.shrinking]
+    broke = grouped_lines(best.violations, verbose) if best and best.violations else []
     lines = [
         f"VIOLATION after {result.found_after:.1f} s in a run of {result.first_steps} steps; "
         f"{ended}",
-        result.failure,
+        *(broke or [result.failure]),
         *changed_rules_lines(result),
     ]
     if best is None:

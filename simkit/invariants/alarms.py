@@ -107,6 +107,7 @@ class AlarmSoundness(Invariant):
                 trace_seq=event.seq,
                 graph=fields.get("graph"),
                 devices=(event.actor,),
+                records=tuple(filter(None, [fields.get("recordId")])),
             ),
         )
 

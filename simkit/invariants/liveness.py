@@ -28,6 +28,7 @@ class Liveness(Invariant):
                             f"{device_id} still holds {queued} queued write(s)",
                             graph=sk,
                             devices=(device_id,),
+                            records=device.queued(graph_id),
                         )
                     )
         return out

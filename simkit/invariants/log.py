@@ -34,7 +34,11 @@ class SeqAndLog(Invariant):
             last_seq, top_rev = 0, {}
             for seq, rid, rev in log:
                 if seq <= last_seq:
-                    out.append(self.violation(world, f"seq {seq} follows {last_seq}", graph=sk))
+                    out.append(
+                        self.violation(
+                            world, f"seq {seq} follows {last_seq}", graph=sk, records=(rid,)
+                        )
+                    )
                 if rid in top_rev and rev <= top_rev[rid]:
                     out.append(
                         self.violation(

@@ -46,7 +46,8 @@ class Expect:
     alarms: tuple[str, ...] = ()  # devices that must raise the log alarm
     no_alarms: bool = False  # no device may alarm except those in ``alarms``
     rejections: tuple[tuple[str, str], ...] = ()  # (device, reason) that must occur
-    events: tuple[tuple[str | None, str, str], ...] = ()  # (device or None, name, phase)
+    # (device or None, name, phase, after: an event that must come first, or None)
+    events: tuple[tuple[str | None, str, str, str | None], ...] = ()
     absent: tuple[tuple[str | None, str], ...] = ()  # (device or None, name): never, anywhere
 
 
@@ -202,8 +203,12 @@ def _expect(r: Reader, devices: dict[str, str], spec: S.WorldSpec) -> Expect:
         )
     events = []
     for row in r.rows("events"):
-        row.only("device", "name", "during")
-        events.append((_actor(row, devices), _event(row), row.choice("during", PHASES, "run")))
+        row.only("device", "name", "during", "after")
+        after = row.get("after", str)
+        if after is not None and after not in _event_names():
+            raise row.fail("after", "an event name (docs/scenarios.md lists them)")
+        phase = row.choice("during", PHASES, "run")
+        events.append((_actor(row, devices), _event(row), phase, after))
     absent = []
     for row in r.rows("absent"):
         row.only("device", "name")
@@ -240,7 +245,8 @@ def _variant(r: Reader) -> tuple[Variant, str | None]:
     if ref is None:
         return HONEST, None
     try:
-        return load_variant(ref_resolved_from(ref, r.source.path.parent)), ref
+        resolved = ref_resolved_from(ref, r.source.path.parent)
+        return load_variant(resolved, where=f"{ref}"), ref
     except SimkitError as exc:
         raise r.error("variant", str(exc)) from None
 

@@ -55,7 +55,7 @@ def run_scenario(scenario: Scenario, trace_path=None) -> ScenarioResult:
     """Run a scenario; with ``trace_path`` its trace streams to that file (the result's
     world then holds only the tail of it in memory)."""
     listed = scenario.expect.invariants
-    firsts = Firsts()
+    firsts = Firsts(after={after for *_, after in scenario.expect.events if after})
     monitor = Monitor(scenario.honest, only=listed, observers=(firsts,))
     world = run_world(scenario.spec, scenario.variant, monitor=monitor, trace_path=trace_path)
     return ScenarioResult(
@@ -73,9 +73,11 @@ class Firsts:
     before and after the world's setup ended (``setup.done``), read once as the trace
     is written: what expectations ask, without keeping the trace."""
 
-    def __init__(self) -> None:
+    def __init__(self, after: set[str] = frozenset()) -> None:
         self.setup_done = False
         self._first: dict[tuple[str, str | None, str | None, bool], object] = {}
+        self._after = after  # events an expectation counts from (``after``)
+        self._since: dict[tuple[str, str | None, str], object] = {}  # first after each
 
     def observe(self, event) -> None:
         if event.kind not in ("event", "fault") or "name" not in event.fields:
@@ -87,6 +89,16 @@ class Firsts:
         for actor in (event.actor, None):
             for why in {reason, None}:
                 self._first.setdefault((name, actor, why, self.setup_done), event)
+            for after in self._after:
+                begun = self._first.get((after, None, None, True)) or self._first.get(
+                    (after, None, None, False)
+                )
+                if begun is not None and begun.seq < event.seq:
+                    self._since.setdefault((name, actor, after), event)
+
+    def after(self, name: str, actor: str | None, after: str):
+        """The first such event that came after the first ``after`` event (any actor)."""
+        return self._since.get((name, actor, after))
 
     def find(self, name: str, actor: str | None = None, reason: str | None = None,
              run: bool | None = None):  # fmt: skip
@@ -125,16 +137,23 @@ def _expectations(scenario: Scenario, world: World, firsts: Firsts):
         event = firsts.find("record.rejected", device, reason)
         yield ExpectationCheck(f"{device} rejects ({reason})", event is not None, _first(event))
     split = firsts.setup_done
-    for device, name, phase in expect.events:
+    for device, name, phase, after in expect.events:
         event = firsts.find(name, device, run=(phase != "setup") if split else None)
         label = (
             f"{name}"
             + (f" on {device}" if device else "")
             + (" during setup" if phase == "setup" else "")
+            + (f" after {after}" if after else "")
         )
         detail = _first(event)
         if event is None and phase == "run" and firsts.find(name, device) is not None:
             detail = "only during setup, before the scenario's run began"
+        if after and event is not None:
+            event = firsts.after(name, device, after)
+            began = firsts.find(after)
+            detail = _first(event) if event else (
+                f"{after} never happened" if began is None else f"only before {after}"
+            )  # fmt: skip
         yield ExpectationCheck(label, event is not None, detail)
     for device, name in expect.absent:
         event = firsts.find(name, device)

@@ -14,7 +14,9 @@ exchange, so adding a device or changing one rate leaves the other draws alone.
 """
 
 import contextlib
+import json
 import math
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, NamedTuple, NoReturn
 
@@ -231,6 +233,7 @@ class NetworkTransport:
             applied=status is None,
             duplicate=duplicate,
             size=len(response.body),
+            **_refusals(response),
         )
         return response
 
@@ -503,6 +506,29 @@ class Network:
     def _body_field(self, message: Any) -> dict[str, str]:
         """``{"body": base64url}`` when tracing bodies, else nothing (bodies are heavy)."""
         return {"body": b64url_encode(message.body)} if self._trace_bodies else {}
+
+
+def _refusals(response: Any) -> dict:
+    """Why the relay refused, for the trace: an error answer's code, and a push answer's
+    rejected ops counted per reason (``rev-too-far-ahead`` explains a re-stamp)."""
+    if response.status != 200:
+        code = _json_field(response.body, "error")
+        return {"error": code} if isinstance(code, str) else {}
+    if b'"rejected"' not in response.body:
+        return {}
+    rejected = _json_field(response.body, "rejected")
+    if not isinstance(rejected, list):
+        return {}
+    reasons = Counter(r.get("reason") for r in rejected if isinstance(r, dict))
+    return {"rejected": dict(sorted((str(k), n) for k, n in reasons.items()))}
+
+
+def _json_field(body: bytes, name: str) -> Any:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    return data.get(name) if isinstance(data, dict) else None
 
 
 def _on_route(request: Any, route: str) -> bool:

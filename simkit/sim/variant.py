@@ -79,18 +79,23 @@ class Variant:
 HONEST = Variant("honest", "the protocol as specified")
 
 
-def load_variant(ref: str, reproducer: str | Path | None = None) -> Variant:
+def load_variant(
+    ref: str, reproducer: str | Path | None = None, where: str | None = None
+) -> Variant:
     """Load the Variant ``ref`` names: ``module:name`` or ``path/to/file.py:name``.
 
     ``reproducer``: the file ``ref`` was read from (its "variant" field), so that
-    errors name that field instead of the ``--variant`` option.
+    errors name that field instead of the ``--variant`` option; ``where``: how else
+    errors name where ``ref`` came from (a scenario's key).
     """
-    where = f'{reproducer}: "variant" {ref}' if reproducer else f"--variant {ref}"
+    if where is None:
+        where = f'{reproducer}: "variant" {ref}' if reproducer else f"--variant {ref}"
     source, name = _split(ref, where)
     if _is_file(source):
         module = _load_file(source, where)
     else:
-        module = _import(source, name, where, reproducer is not None)
+        given = "reproducer" if reproducer else "option" if where.startswith("--") else "file"
+        module = _import(source, name, where, given)
     variant = getattr(module, name, None)
     if isinstance(variant, Variant):
         return variant
@@ -156,20 +161,20 @@ def _load_file(source: str, where: str) -> ModuleType:
     return module
 
 
-def _import(module_name: str, name: str, where: str, from_reproducer: bool) -> ModuleType:
+def _import(module_name: str, name: str, where: str, source: str) -> ModuleType:
     """Import from the current directory first, then from the installed packages."""
     with _first_on_path(Path.cwd()):
         module = _imported(lambda: importlib.import_module(module_name), module_name, where)
     if module is not None:
         return module
     file = module_name.replace(".", "/") + ".py"
-    fix = (
-        "run simkit replay from the folder simkit fuzz ran in, or set the reproducer's "
-        f'"variant" to the file\'s path (path/to/{file}:{name})'
-        if from_reproducer
-        else f"run simkit from the folder that holds {file}, or give the file's path: "
-        f"--variant path/to/{file}:{name}"
-    )
+    fix = {
+        "reproducer": "run simkit replay from the folder simkit fuzz ran in, or set the "
+        f"reproducer's \"variant\" to the file's path (path/to/{file}:{name})",
+        "option": f"run simkit from the folder that holds {file}, or give the file's path: "
+        f"--variant path/to/{file}:{name}",
+        "file": f"give the file's path, relative to this file (path/to/{file}:{name})",
+    }[source]
     raise VariantError(
         f"{where}: no module {module_name} in the current directory ({Path.cwd()}) "
         f"or among the installed packages; {fix}"

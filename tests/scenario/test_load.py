@@ -422,3 +422,19 @@ def test_a_scenario_names_a_variant_by_a_file_beside_it(tmp_path):
     wrong = _write(tmp_path, 'variant = "changes/mine.py:theirs"\n' + GOOD, "wrong.toml")
     with pytest.raises(ScenarioError, match=r"wrong\.toml:1: variant: .*no Variant named 'theirs'"):
         load_scenario(wrong)
+
+
+def test_an_expected_event_after_another_counts_only_once_that_one_happened(tmp_path):
+    """expect.events' ``after``: an expectation cannot pass before its situation begins."""
+    from simkit.scenario.run import run_scenario
+
+    text = GOOD.replace("duration = 60", "duration = 90") + (
+        '\n[[schedule]]\nat = 30\naction = "revoke"\nby = "a1"\ndevice = "a2"\n\n[expect]\n'
+        'events = [{ name = "graph.rotate", after = "device.revoke" },\n'
+        '          { name = "setup.done", after = "device.revoke" }]\n'
+    )
+    result = run_scenario(load_scenario(_write(tmp_path, text)))
+    checks = {c.name: c for c in result.expectations}
+    assert checks["graph.rotate after device.revoke"].passed
+    late = checks["setup.done after device.revoke"]
+    assert not late.passed and late.detail == "only before device.revoke"
