@@ -255,7 +255,9 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
             device.emit("roster.deferred", graph_id, cursor=cursor)
             return applied, refused  # client rule 6: defer the batch, keep the cursor
         stopped_at = None
-        for op in answer["ops"]:
+        # in seq order, whatever order the page came in: the cursor moves to each op's
+        # seq, so an op out of order could carry it past one it must stop before (F16)
+        for op in sorted(answer["ops"], key=lambda op: op["seq"]):
             outcome = await _receive(device, graph_id, sk, op)
             if outcome is None and not device.skip_missing_epoch():
                 stopped_at = op["seq"]  # client rule 4: missing epoch, stop before this op

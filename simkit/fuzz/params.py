@@ -19,6 +19,7 @@ MEMBERS = {"alice": ("a1", "a2"), "bob": ("b1", "b2"), "carol": ("c1",)}
 GROUP = "team"
 GRAPHS = ("g:team", "u:alice", "d:alice:bob")
 RECORDS = ("r0", "r1", "r2", "r3")
+KINDS = {"r2": "task", "r3": "task"}  # the rest are notes: a task has a schema (APP_SCHEMAS)
 
 # Settings a relay may choose (stricter than the spec, never looser), default first:
 # Hypothesis shrinks toward the first choice, so a reproducer keeps only what matters.

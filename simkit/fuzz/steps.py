@@ -17,7 +17,7 @@ from simkit.errors import SimkitError
 from simkit.fuzz import actions as A
 from simkit.fuzz import rogue
 from simkit.fuzz.actions import StepError, parse_step
-from simkit.fuzz.params import CAPABILITIES, GROUP, MEMBERS, WorldParams
+from simkit.fuzz.params import CAPABILITIES, GROUP, KINDS, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
 from simkit.sim.forge import false_checkpoint, forged_grant, forged_op, newer_op
@@ -75,7 +75,7 @@ def _app_write(world, device_id: str, step, index: int) -> AppWrite:
     slot = world.slots[device_id]
     graph_id = graph_id_for(step.graph, slot.member)
     held = slot.device.get(graph_id, step.record)
-    kind = held["kind"] if held else "note"
+    kind = held["kind"] if held else KINDS.get(step.record, "note")
     deletes = getattr(step, "op", None) == "delete"
     op = "delete" if deletes and held else "edit" if held else "create"
     data = {} if op == "delete" else plaintext(device_id, index, 16)

@@ -16,10 +16,13 @@ from simkit.protocol.records import record_aad, sign_record
 from simkit.protocol.wrap import wrap_graph_key
 
 HOWS = (
-    "shape", "slot", "rev", "schema", "author", "unknown-device", "signature", "decrypt", "wrap",
+    "shape", "slot", "rev", "schema", "app-schema", "author", "unknown-device", "signature",
+    "decrypt", "wrap",
 )  # fmt: skip
 """shape: envelope v is 2; slot: r.id names another slot; rev: the op's rev is not
-r.at; schema: a reserved kind with data its schema refuses; author: r.by is another
+r.at; schema: a reserved kind with data its schema refuses; app-schema: an application
+kind with data the application's schema refuses (a ``task`` without its text,
+``simkit.sim.world.APP_SCHEMAS``); author: r.by is another
 member; unknown-device: d names no roster device; signature: s does not verify;
 decrypt: the ciphertext is not AES-GCM under the graph key; wrap: a key gap filled
 with a wrap sealed to another key (the gap's device cannot open it)."""
@@ -40,10 +43,12 @@ def forged_op(device, graph_id: str, record_id: str, how: str, delete: bool = Fa
         "at": at,
         "by": device.member_id,
     }
-    if delete and how != "schema":
+    if delete and how not in ("schema", "app-schema"):
         record.update(deleted=True, data={})
     if how == "slot":
         record["id"] = f"{record_id}-elsewhere"[:64]
+    elif how == "app-schema":
+        record.update(kind="task", data={"text": 7})  # a task's text must be a string
     elif how == "schema":
         record["kind"] = CHECKPOINT_KIND  # checkpoint data must be {v, d, seq, head}
     elif how == "author":

@@ -17,6 +17,7 @@ import trio
 
 from simkit.client import AppConfig, Device, RelayUnavailable
 from simkit.client.approval import APPROVED
+from simkit.client.schemas import Registry
 from simkit.errors import SimkitError, TransportError, UnsafeIdError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for, storage_key
@@ -43,6 +44,9 @@ SETTLE_POLL_S = 5.0
 DRAIN_CAP_S = 3 * 3600.0  # a world still changing after this is livelocked, not slow
 LAG_SAMPLE_S = 10.0
 REGISTER_ATTEMPTS = 30  # longer than a device's 30 s recheck of keys and key gaps
+APP_SCHEMAS = Registry({"task": lambda data: isinstance(data.get("text"), str)})
+"""The simulated application's schemas (client rule 2): a ``task`` carries its text;
+any other kind is free-form."""
 
 
 @attrs.define
@@ -149,6 +153,7 @@ class World:
         self.config = AppConfig(
             approval_mode=spec.approval_mode,
             send_metadata=spec.send_metadata,
+            registry=APP_SCHEMAS,
             **spec.client_settings,
         )
         self.slots: dict[str, DeviceSlot] = {}

@@ -286,3 +286,31 @@ async def test_a_push_answer_below_a_cursor_served_on_a_deferred_page_latches_al
     assert b1.graph_status("g:team").log == "alarm"
     alarm = [e.fields["reason"] for e in b1.events if e.kind == "log.alarm"]
     assert alarm == [f"push answer cursor {kept + 2} is below seq {kept + 3} served"]
+
+
+@virtual
+async def test_rule4_a_page_out_of_seq_order_never_carries_the_cursor_past_a_missing_epoch():
+    """F16 (found by the device model under a reordering relay): the client moved its
+    cursor to each op's seq as the page listed them, so a later seq listed first
+    carried it past an op under an epoch it lacked, which no pull would serve again."""
+
+    def edit(request, body):
+        if request.path.endswith("/keys") and request.method == "GET":
+            body["wraps"] = [w for w in body["wraps"] if w["epoch"] != 1]  # b1 lacks epoch 1
+        if request.path.endswith("/pull"):
+            body["ops"] = list(reversed(body["ops"]))
+        return body
+
+    world = World()
+    a1 = await world.registered("alice", "a1")
+    b1 = await world.registered("bob", "b1", transport=Tampering(world.relay, edit))
+    assert await a1.bootstrap("g:team")
+    a1.put("g:team", "r0", "note", {"under": 1})  # seq 1, epoch 1
+    await a1.sync()
+    assert await a1.rotate("g:team")
+    a1.put("g:team", "r1", "note", {"under": 2})  # seq 2, epoch 2
+    await a1.sync()
+    b1.subscribe("g:team")
+    await b1.sync()
+    assert set(b1.keyring("g:team").keys) == {2}
+    assert b1.store.get("cursor", "g:team", 0) == 0  # stopped before seq 1, never past it

@@ -73,7 +73,8 @@ def keyed(m: DeviceModel, task="t", epochs=(1,)) -> None:
         1.0,
         T0,
     )
-    m.committed(Changes(keyrings={SK: {e: {1: KEY1, 2: KEY2}[e] for e in epochs}}), T0)
+    keys = {e: {1: KEY1, 2: KEY2}[e] for e in epochs}
+    m.committed(Changes(keyrings={SK: keys}, relay_epochs={SK: latest}), T0)
 
 
 def rostered(m: DeviceModel, **revoked) -> None:
@@ -158,6 +159,7 @@ def test_client_rule_5_a_device_behind_an_epoch_holds_its_writes():
     mine = record("r0", T0, "alice")
     m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), T0)
     pulled(m, [], epoch=2)  # an answer shows epoch 2; the device holds epoch 1
+    m.committed(Changes(relay_epochs={SK: 2}), T0)  # and keeps it at once
     envelope = {"v": 1, "r": mine, "d": "a1", "s": sign_record(ME.sign_key, SK, mine)}
     n, c = seal_record(KEY1, SK, envelope, entropy=ENTROPY.fork("mine"))
     push = {"ops": [{"recordId": "r0", "rev": T0, "e": 1, "n": n, "c": c}]}
@@ -270,3 +272,45 @@ def test_a_variant_that_changes_a_rule_leaves_it_to_the_other_invariants():
     keyed(m)
     m.sent("t", request("DELETE", "/graphs/g:team/keys/1"), 2.0)
     assert rules(m) == [] and m.excused == {"client rule 12": 1}
+
+
+def test_client_rule_5_an_epoch_an_answer_showed_is_kept_before_the_next_request():
+    m = model()
+    keyed(m)
+    pulled(m, [], epoch=2)  # the device holds epoch 1, and does not note epoch 2 durably
+    m.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
+    assert rules(m) == ["client rule 5"]
+    kept = model()
+    keyed(kept)
+    pulled(kept, [], epoch=2)
+    kept.committed(Changes(relay_epochs={SK: 2}), T0)
+    kept.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
+    assert rules(kept) == []
+
+
+def test_client_rule_4_an_op_under_a_missing_epoch_makes_it_fetch_keys_before_pulling_again():
+    m = model()
+    keyed(m)  # epoch 1 only
+    m.committed(Changes(relay_epochs={SK: 2}), T0)
+    pulled(m, [op(record("r0", T0), 1, key=KEY2, epoch=2)], epoch=2)
+    m.sent("t", request("GET", "/graphs/g:team/pull", after=0, limit=500), 1.5)
+    assert rules(m) == ["client rule 4"]
+    fetched = model()
+    keyed(fetched)
+    fetched.committed(Changes(relay_epochs={SK: 2}), T0)
+    pulled(fetched, [op(record("r0", T0), 1, key=KEY2, epoch=2)], epoch=2)
+    fetched.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
+    fetched.sent("t", request("GET", "/graphs/g:team/pull", after=0, limit=500), 1.6)
+    assert rules(fetched) == []
+
+
+def test_log_status_ok_goes_back_to_unverified_when_the_relay_cannot_be_reached():
+    m = model()
+    m.committed(Changes(logs={SK: LogView("ok", None, {})}), T0)
+    keys = request("GET", "/graphs/g:team/keys")
+    m.sent("t", keys, 1.0)
+    m.lost("t", keys, 11.0)
+    m.sent("t", keys, 12.0)  # the retry
+    m.lost("t", keys, 22.0)  # given up: the run moves on, the status still ok
+    m.sent("t", request("GET", "/graphs/u/keys"), 23.0)
+    assert rules(m) == ["Log verification status"]

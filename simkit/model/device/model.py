@@ -17,6 +17,8 @@ constructions (``simkit.protocol``) and the wire vocabulary.
 
 from collections import Counter, defaultdict
 
+import attrs
+
 from simkit.errors import SimkitError
 from simkit.model.device.graph import ROSTERS_KEPT, Graph, PushRun, PushSent
 from simkit.model.device.keys import KeyRules, fingerprint
@@ -28,6 +30,16 @@ from simkit.model.device.wire import as_int, error_code, is_count, parsed, route
 from simkit.model.device.writes import WriteRules
 from simkit.model.rules import changed
 from simkit.protocol.ids import graph_id_for, storage_key
+
+SYNC_ROUTES = ("push", "pull", "log", "get_keys", "keygaps", "roster", "put_keys", "discard")
+
+
+@attrs.frozen
+class _Sent:
+    """Enough of a request to route it again."""
+
+    method: str
+    path: str
 
 
 class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
@@ -85,7 +97,14 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         """The device sent ``request`` at virtual time ``now`` (seconds)."""
         self.tick += 1
         self._retry_rules(task, request, now)
+        failed = self._failures.get(task)
+        if failed is not None and failed != signature_of(request):
+            del self._failures[task]
+            self._gave_up(failed)
+        self._epochs_kept(task)
         route, params = route_of(request)
+        if route in ("get_keys", "pull") and (graph := self.graphs.get(self._sk(params["gid"]))):
+            self._keys_fetched(task, graph, route)
         if route is None or self._failures.get(task) == signature_of(request):
             return  # a retry sends again what was judged when it was first sent
         sk = self._sk(params["gid"]) if "gid" in params else None
@@ -101,6 +120,50 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             self._keys_posted(sk, request)
         elif route == "discard" and sk is not None:
             self._discarded(sk, params["epoch"])
+
+    def _epochs_kept(self, task: object) -> None:
+        """Client rule 5: a higher epoch an answer showed is kept durably before the task
+        that read it sends anything else (a crash then would move its epoch down)."""
+        for sk, graph in sorted(self.graphs.items()):
+            if graph.unsaved is None or graph.unsaved[0] is not task:
+                continue
+            self.find(
+                "client rule 5",
+                f"was shown epoch {graph.unsaved[1]} of {sk} and sent its next request before "
+                f"keeping it (keeps {graph.noted_epoch}; model: its epoch only ever moves "
+                "upward, a crash included)",
+                sk,
+            )
+            graph.unsaved = None
+
+    def _keys_fetched(self, task: object, graph: Graph, route: str) -> None:
+        """Client rule 4: stopped before an op under an epoch it lacks, the device fetches
+        keys before it pulls the graph again."""
+        owed, graph.keys_owed = graph.keys_owed, None
+        if route == "get_keys" or owed is None or owed[0] is not task:
+            return
+        self.find(
+            "client rule 4",
+            f"was served an op of {graph.sk} under epoch {owed[1]}, which it lacks, and "
+            "pulled again without fetching keys (model: stop, fetch keys, retry)",
+            graph.sk,
+        )
+
+    def _gave_up(self, failed: tuple) -> None:
+        """A task moved on from a sync request the relay never answered: Log
+        verification status says ``ok`` goes back to ``unverified`` when the relay
+        cannot be reached (an application's blob request is not a sync run's)."""
+        method, path = failed[0], failed[1]
+        route, params = route_of(_Sent(method, path))
+        sk = self._sk(params["gid"]) if route in SYNC_ROUTES and "gid" in params else None
+        view = self.graphs[sk].log_view if sk in self.graphs else None
+        if view is not None and view.status == "ok":
+            self.find(
+                "Log verification status",
+                f"kept log status ok for {sk} though the relay could not be reached "
+                f"({method} {path} gave up) (model: ok -> unverified)",
+                sk,
+            )
 
     def _retry_rules(self, task: object, request, now: float) -> None:
         """Client rule 10: a request that failed with 429, 5xx or a loss is retried after
@@ -150,6 +213,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         retried = status == 429 or status >= 500  # the push stays in flight
         push = (self._pushes.get if retried else self._pushes.pop)(task, None)
         push = push if route == "push" else None
+        if sk is not None and status != 200:
+            self.graph(sk).keys_owed = None  # the run may stop here: keys wait for the next
         if route is None or sk is None or status != 200:
             if push is not None and status == 403 and error_code(response) == "not-permitted":
                 # owed unless it pulled the graph after its push before this one
@@ -166,8 +231,15 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         epoch = answer.get("latestEpoch") if route == "get_keys" else answer.get("epoch")
         if route in ("push", "pull", "get_keys") and is_count(epoch):
             graph.relay_epoch = max(graph.relay_epoch, epoch)
+            if epoch > max(graph.noted_epoch, graph.unsaved[1] if graph.unsaved else 0):
+                graph.unsaved = (task, epoch)
         if route == "pull":
             self._pulled(graph, request, answer)
+            ops = answer.get("ops") if isinstance(answer.get("ops"), list) else []
+            lacking = {op["e"] for op in ops if isinstance(op, dict) and is_count(op.get("e"))}
+            lacking -= set(graph.keys)
+            if lacking:
+                graph.keys_owed = (task, min(lacking))
         elif route == "push" and push is not None:
             self._staged.append(("push", sk, push, answer, clock_ms))
         elif route == "get_keys":
@@ -200,6 +272,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             self._tasks[task] = ("retry", signature, (now, why))
         self._failures[task] = signature
         route, params = route_of(request)
+        if "gid" in params and (sk := self._sk(params["gid"])) in self.graphs:
+            self.graphs[sk].keys_owed = None  # the run may stop here: keys wait for the next
         if route == "discard" and (sk := self._sk(params["gid"])) is not None:
             # the relay could not be reached: the rest of this keys answer's discards may
             # wait for the next run (client rule 10 bounds the attempts)
@@ -217,6 +291,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         for graph in self.graphs.values():
             graph.unopenable.clear()
             graph.restamps.clear()
+            graph.unsaved = graph.keys_owed = None
 
     def restarted(self) -> None:
         self.boot += 1
@@ -253,6 +328,9 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
                     sk,
                 )
             graph.noted_epoch = epoch
+        for graph in self.graphs.values():
+            if graph.unsaved is not None and graph.unsaved[1] <= graph.noted_epoch:
+                graph.unsaved = None
         for device_id, pin in changes.pins.items():
             self._pinned(device_id, pin)
         touched = {key for part in (changes.held, changes.queued, changes.refused) for key in part}

@@ -209,6 +209,8 @@ class ReceiveRules:
         by client rule 3 only over a version not newer. A version it held before may come
         back when the relay refused a write for good (docs/model.md)."""
         sk = graph.sk
+        if new in graph.history.get(rid, ()) and refused_for_good(graph, rid):
+            return  # restored after the relay refused the write for good
         match = None
         for item in reversed(graph.served_by_record.get(rid, ())):
             verdict = self.verdict(graph, item)
@@ -216,8 +218,18 @@ class ReceiveRules:
                 match = (item, verdict)
                 break
         if match is None:
-            if new in graph.history.get(rid, ()) and refused_for_good(graph, rid):
-                return  # restored after the relay refused the write for good
+            for item in reversed(graph.served_by_record.get(rid, ())):
+                decision, reason, _ = self.verdict(graph, item)
+                if decision == REFUSE and item.op.get("rev") == new.get("at"):
+                    self.find(
+                        "client rule 2",
+                        f"applied {rid} (rev {new.get('at')}, seq {item.op.get('seq')}) in "
+                        f"{sk}: {reason} (model: refuse and report it, never apply it "
+                        "best-effort)",
+                        sk,
+                        [rid],
+                    )
+                    return
             unknown = sorted(set(new) - set(facts.RECORD_MEMBERS))
             if unknown:
                 self.find(
