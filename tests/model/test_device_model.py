@@ -274,20 +274,6 @@ def test_a_variant_that_changes_a_rule_leaves_it_to_the_other_invariants():
     assert rules(m) == [] and m.excused == {"client rule 12": 1}
 
 
-def test_client_rule_5_an_epoch_an_answer_showed_is_kept_before_the_next_request():
-    m = model()
-    keyed(m)
-    pulled(m, [], epoch=2)  # the device holds epoch 1, and does not note epoch 2 durably
-    m.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
-    assert rules(m) == ["client rule 5"]
-    kept = model()
-    keyed(kept)
-    pulled(kept, [], epoch=2)
-    kept.committed(Changes(relay_epochs={SK: 2}), T0)
-    kept.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
-    assert rules(kept) == []
-
-
 def test_client_rule_4_an_op_under_a_missing_epoch_makes_it_fetch_keys_before_pulling_again():
     m = model()
     keyed(m)  # epoch 1 only

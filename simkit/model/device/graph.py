@@ -51,7 +51,6 @@ class Graph:
     discards_cut: bool = False  # a discard since the last keys answer could not reach the relay
     relay_epoch: int = 0  # the highest epoch any answer showed
     noted_epoch: int = 0  # the relay's epoch as the device keeps it
-    unsaved: tuple | None = None  # (task, epoch): a higher epoch an answer showed, not kept yet
     keys_owed: tuple | None = None  # (task, epoch): a pull served an op under an epoch it lacked
     held: dict[str, dict] = attrs.Factory(dict)
     history: dict[str, list[dict]] = attrs.Factory(lambda: defaultdict(list))  # held before

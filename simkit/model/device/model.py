@@ -101,7 +101,6 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         if failed is not None and failed != signature_of(request):
             del self._failures[task]
             self._gave_up(failed)
-        self._epochs_kept(task)
         route, params = route_of(request)
         if route in ("get_keys", "pull") and (graph := self.graphs.get(self._sk(params["gid"]))):
             self._keys_fetched(task, graph, route)
@@ -120,21 +119,6 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             self._keys_posted(sk, request)
         elif route == "discard" and sk is not None:
             self._discarded(sk, params["epoch"])
-
-    def _epochs_kept(self, task: object) -> None:
-        """Client rule 5: a higher epoch an answer showed is kept durably before the task
-        that read it sends anything else (a crash then would move its epoch down)."""
-        for sk, graph in sorted(self.graphs.items()):
-            if graph.unsaved is None or graph.unsaved[0] is not task:
-                continue
-            self.find(
-                "client rule 5",
-                f"was shown epoch {graph.unsaved[1]} of {sk} and sent its next request before "
-                f"keeping it (keeps {graph.noted_epoch}; model: its epoch only ever moves "
-                "upward, a crash included)",
-                sk,
-            )
-            graph.unsaved = None
 
     def _keys_fetched(self, task: object, graph: Graph, route: str) -> None:
         """Client rule 4: stopped before an op under an epoch it lacks, the device fetches
@@ -231,8 +215,6 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         epoch = answer.get("latestEpoch") if route == "get_keys" else answer.get("epoch")
         if route in ("push", "pull", "get_keys") and is_count(epoch):
             graph.relay_epoch = max(graph.relay_epoch, epoch)
-            if epoch > max(graph.noted_epoch, graph.unsaved[1] if graph.unsaved else 0):
-                graph.unsaved = (task, epoch)
         if route == "pull":
             self._pulled(graph, request, answer)
             ops = answer.get("ops") if isinstance(answer.get("ops"), list) else []
@@ -291,7 +273,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         for graph in self.graphs.values():
             graph.unopenable.clear()
             graph.restamps.clear()
-            graph.unsaved = graph.keys_owed = None
+            graph.keys_owed = None
 
     def restarted(self) -> None:
         self.boot += 1
@@ -328,9 +310,6 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
                     sk,
                 )
             graph.noted_epoch = epoch
-        for graph in self.graphs.values():
-            if graph.unsaved is not None and graph.unsaved[1] <= graph.noted_epoch:
-                graph.unsaved = None
         for device_id, pin in changes.pins.items():
             self._pinned(device_id, pin)
         touched = {key for part in (changes.held, changes.queued, changes.refused) for key in part}
