@@ -69,6 +69,7 @@ class Graph:
     settled: dict[str, str | None] = attrs.Factory(dict)  # record -> reason refused (None: ok)
     log: LogSeen = attrs.Factory(lambda self: LogSeen(self.sk), takes_self=True)
     log_view: LogView | None = None
+    log_view_at: int = 0  # the tick it was committed at
     minted: set[int] = attrs.Factory(set)  # epochs this device posted as a new epoch
     restamps: dict[str, int] = attrs.Factory(dict)  # refused rev-too-far-ahead, push order
     pulled: int = 0  # when it last sent a pull (tick)

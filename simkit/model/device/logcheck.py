@@ -16,7 +16,7 @@ class LogRules:
         """Log verification status: an alarm needs a contradiction in what the device was
         served and is latched; a chain anchored mid-log is never ok; final heads are the
         chain over the entries served (log chain)."""
-        before, graph.log_view = graph.log_view, view
+        before, graph.log_view, graph.log_view_at = graph.log_view, view, self.tick
         if view is None:
             return
         sk = graph.sk

@@ -62,6 +62,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self._staged: list = []  # answers processed at the device's next commit
         self._tasks: dict[object, tuple] = {}  # task -> what its next request must be
         self._failures: dict[object, tuple] = {}  # task -> the request that last failed
+        self._failed_at: dict[object, int] = {}  # task -> when (tick)
         self._importing: dict[str, dict[int, bytes]] | None = None
         self._wipe = False
         self._pushes: dict[object, PushSent] = {}
@@ -100,7 +101,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         failed = self._failures.get(task)
         if failed is not None and failed != signature_of(request):
             del self._failures[task]
-            self._gave_up(failed)
+            self._gave_up(failed, self._failed_at.pop(task, 0))
         route, params = route_of(request)
         if route in ("get_keys", "pull") and (graph := self.graphs.get(self._sk(params["gid"]))):
             self._keys_fetched(task, graph, route)
@@ -133,14 +134,15 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             graph.sk,
         )
 
-    def _gave_up(self, failed: tuple) -> None:
+    def _gave_up(self, failed: tuple, at: int) -> None:
         """A task moved on from a sync request the relay never answered: Log
         verification status says ``ok`` goes back to ``unverified`` when the relay
         cannot be reached (an application's blob request is not a sync run's)."""
         method, path = failed[0], failed[1]
         route, params = route_of(_Sent(method, path))
         sk = self._sk(params["gid"]) if route in SYNC_ROUTES and "gid" in params else None
-        view = self.graphs[sk].log_view if sk in self.graphs else None
+        graph = self.graphs.get(sk)
+        view = graph.log_view if graph is not None and graph.log_view_at < at else None
         if view is not None and view.status == "ok":
             self.find(
                 "Log verification status",
@@ -253,6 +255,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         if self._failures.get(task) != signature:
             self._tasks[task] = ("retry", signature, (now, why))
         self._failures[task] = signature
+        self._failed_at[task] = self.tick
         route, params = route_of(request)
         if "gid" in params and (sk := self._sk(params["gid"])) in self.graphs:
             self.graphs[sk].keys_owed = None  # the run may stop here: keys wait for the next
@@ -269,6 +272,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self._tasks.clear()
         self._pushing.clear()
         self._failures.clear()
+        self._failed_at.clear()
         self._pushes.clear()
         for graph in self.graphs.values():
             graph.unopenable.clear()
