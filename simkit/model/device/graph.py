@@ -37,6 +37,7 @@ class PushRun:
 
     epoch: int
     queued: dict
+    previous: int = 0  # the tick of the graph's last push before the run (client rule 11)
 
 
 @attrs.define

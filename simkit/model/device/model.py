@@ -205,7 +205,9 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             if push is not None and status == 403 and error_code(response) == "not-permitted":
                 # owed unless it pulled the graph after its push before this one
                 graph = self.graph(sk) if sk is not None else None
-                pulled = graph is not None and graph.pulled > graph.pushed[0]
+                run = self._pushing.get((task, sk))
+                previous = run.previous if run else graph.pushed[0] if graph else 0
+                pulled = graph is not None and graph.pulled > previous
                 self._tasks[task] = ("pull", params["gid"], pulled)
             return
         answer = parsed(response.body)

@@ -40,7 +40,9 @@ class PushRules:
             )
         # batches sealed when the device began pushing may still go out: under the epoch
         # it held then, with the versions queued then (docs/model.md)
-        began = self._pushing.get((task, sk)) or PushRun(current, dict(graph.queued))
+        began = self._pushing.get((task, sk)) or PushRun(
+            current, dict(graph.queued), graph.pushed[0]
+        )
         for op in ops:
             self._check_pushed(graph, op, began, current)
         self._pushes[task] = PushSent(sk, ops, task)
