@@ -160,19 +160,21 @@ class Device:
         fp = fingerprint_of(entry) if entry else None
         return pairing_code(fp) if fp else None
 
-    def registration(self, label: str | None = None) -> dict:
-        body = {
-            "pubJwk": self.keys.pub_jwk,
-            "sigJwk": self.keys.sig_jwk,
-            "selfSig": self.keys.self_sig(self.member_id),
-        }
+    def registration(self, label: str | None = None, self_sig: bool = True) -> dict:
+        """The PUT /devices body; an older client registers without ``selfSig`` (it is
+        optional, Versioning rule 3), and holders then cannot approve it by possession."""
+        body = {"pubJwk": self.keys.pub_jwk, "sigJwk": self.keys.sig_jwk}
+        if self_sig:
+            body["selfSig"] = self.keys.self_sig(self.member_id)
         if label is not None:
             body["label"] = label
         return body
 
-    async def register(self, label: str | None = None) -> bool:
-        """PUT /devices/:id with both keys and selfSig. Returns ``fresh``."""
-        response = await self.request("PUT", f"/devices/{self.device_id}", self.registration(label))
+    async def register(self, label: str | None = None, self_sig: bool = True) -> bool:
+        """PUT /devices/:id with both keys and (unless an older client) selfSig.
+        Returns ``fresh``."""
+        body = self.registration(label, self_sig)
+        response = await self.request("PUT", f"/devices/{self.device_id}", body)
         if response.status != 200:
             raise DeviceError(f"registration refused: {response.status} {response.body!r}")
         return bool(response.json()["fresh"])

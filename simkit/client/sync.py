@@ -259,6 +259,10 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         # seq, so an op out of order could carry it past one it must stop before (F16)
         for op in sorted(answer["ops"], key=lambda op: op["seq"]):
             outcome = await _receive(device, graph_id, sk, op)
+            if outcome is NO_ROSTER:  # client rule 6: the rest of the batch waits
+                stopped_at = op["seq"]
+                device.emit("roster.deferred", graph_id, cursor=cursor)
+                break
             if outcome is None and not device.skip_missing_epoch():
                 stopped_at = op["seq"]  # client rule 4: missing epoch, stop before this op
                 device.emit("pull.stopped", graph_id, seq=stopped_at, epoch=op.get("e"))
@@ -291,15 +295,22 @@ def _cut_short(device, pages: Pages) -> None:
         device.emit("sync.stopped", pages.graph_id, route=pages.route, reason="page-limit")
 
 
+NO_ROSTER = object()  # ``_receive``: the signer is unknown and the roster cannot be read
+
+
 async def _receive(device, graph_id: str, sk: str, op: dict):
-    """Open, check and apply one op. None means: no key for its epoch yet."""
+    """Open, check and apply one op. None means: no key for its epoch yet; NO_ROSTER:
+    its signer is not in the cached roster and the roster cannot be read now, so the
+    batch is deferred (client rule 6), never refused on a stale roster (F17)."""
     key = await _key_for(device, graph_id, op.get("e"))
     if key is None:
         return None
     roster = device.roster(graph_id) or {}
     outcome = device.check(op, sk, key, roster)
     if isinstance(outcome, Refusal) and outcome.reason == "unknown-device":
-        roster = await keyops.roster(device, graph_id) or roster  # a device newer than our roster
+        roster = await keyops.roster(device, graph_id)  # a device newer than our roster?
+        if roster is None:
+            return NO_ROSTER
         outcome = device.check(op, sk, key, roster)
     if isinstance(outcome, Refusal):
         device.store.put(

@@ -240,18 +240,21 @@ class Steal(_Decision):
 
 @attrs.frozen
 class Link(Step):
-    """A new device registers; ``announce``: then every device syncs at once."""
+    """A new device registers; ``announce``: then every device syncs at once; ``older``:
+    it runs an older client, which registers without selfSig (Versioning rule 3), so no
+    holder may approve it by possession."""
 
     RULE = "link"
     member: str = attrs.field(validator=_id)
     device: str = DEVICE
     announce: bool = _omitted(False, validator=_flag)
+    older: bool = _omitted(False, validator=_flag)  # an older client: no selfSig
 
     def creates(self) -> str:
         return self.device
 
     def action(self, now: float) -> S.LinkDevice:
-        return S.LinkDevice(self.member, self.device, now)
+        return S.LinkDevice(self.member, self.device, now, self_sig=not self.older)
 
 
 @attrs.frozen

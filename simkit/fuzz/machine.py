@@ -275,11 +275,16 @@ class WorldMachine(RuleBasedStateMachine):
 
     @swarm("link")
     @precondition(lambda self: self.links < MAX_LINKS)
-    @rule(member=st.sampled_from(("alice", "bob")), announce=st.booleans())
-    def link(self, member, announce):
-        """A new device registers; ``announce``: the app has every device sync at once."""
+    @rule(
+        member=st.sampled_from(("alice", "bob")),
+        announce=st.booleans(),
+        older=st.sampled_from([False, False, True]),
+    )
+    def link(self, member, announce, older):
+        """A new device registers; ``announce``: the app has every device sync at once;
+        ``older``: it runs an older client, registered without selfSig."""
         device = self.next_device(member)
-        self.ceremony(A.Link(member=member, device=device, announce=announce))
+        self.ceremony(A.Link(member=member, device=device, announce=announce, older=older))
 
     @since_classic
     @swarm("link")

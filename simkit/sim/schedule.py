@@ -81,6 +81,7 @@ def _clock_step(world, a: S.ClockStep) -> None:
 
 def _link(world, a: S.LinkDevice) -> None:
     slot = world.new_slot(a.member, a.device)
+    slot.self_sig = a.self_sig
 
     async def ceremony():
         await world.bring_online(slot)

@@ -93,11 +93,13 @@ class ClockStep:
 
 @attrs.frozen
 class LinkDevice:
-    """A new device of ``member`` registers at ``at`` and follows the member's graphs."""
+    """A new device of ``member`` registers at ``at`` and follows the member's graphs;
+    ``self_sig`` False: it runs an older client, which registers without selfSig."""
 
     member: str
     device: str
     at: float = attrs.field(validator=_at)
+    self_sig: bool = True
 
 
 @attrs.frozen

@@ -64,6 +64,7 @@ class DeviceSlot:
     revoked: bool = False
     stolen: bool = False  # revoked, but a thief keeps it running
     registered: bool = False  # the relay has its keys (a crash may come first)
+    self_sig: bool = True  # False: an older client, which registers without selfSig
 
     @property
     def alive(self) -> bool:
@@ -373,12 +374,12 @@ class World:
         user opens the app again): a lossy network delays a fleet, never aborts it."""
         for _ in range(REGISTER_ATTEMPTS):
             try:
-                await slot.device.register()
+                await slot.device.register(self_sig=slot.self_sig)
                 break
             except RelayUnavailable:
                 await trio.sleep(10)
         else:
-            await slot.device.register()
+            await slot.device.register(self_sig=slot.self_sig)
         slot.registered = True
 
     async def bring_online(self, slot: DeviceSlot) -> None:

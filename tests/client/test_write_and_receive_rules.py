@@ -3,7 +3,7 @@
 import pytest
 
 from simkit.client import AppConfig, DeviceError, Registry
-from tests.client.world import EPOCH_MS, World, app_config, forge, team, virtual
+from tests.client.world import EPOCH_MS, World, app_config, forge, team, unavailable, virtual
 
 
 @virtual
@@ -143,6 +143,29 @@ async def test_rule2_a_roster_fetched_before_the_record_was_written_is_fetched_a
     reasons = [e.fields["reason"] for e in b1.events if e.kind == "record.rejected"]
     assert reasons == ["revoked-device"]
     assert b1.get("g:team", "x1") is None
+
+
+@virtual
+async def test_rule2_and_6_a_signer_newer_than_the_cached_roster_defers_when_the_roster_is_down():
+    """F17 (found by the device model): a record signed by a device linked after b1
+    cached its roster is looked up in the roster again; when that read fails, b1 used
+    to refuse the record for good on its stale roster. Client rule 6 defers the batch."""
+    world = World()
+    caching = {"b1": AppConfig(recheck_s=30.0)}  # b1 keeps its roster for 30 s
+    a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"), configs=caching)
+    a1.put("g:team", "n1", "note", {"t": 1})
+    await world.sync_all()  # b1 fetched the roster to vouch for n1, and caches it
+    a2 = await world.registered("alice", "a2")  # not in b1's cached roster
+    # stamped before b1 fetched its roster, so the cache is fresh enough to vouch for it
+    forge(a1, "g:team", _record("alice", EPOCH_MS - 1_000), d="a2", sign_with=a2.keys)
+    b1.transport.fail = lambda r: unavailable(400) if r.path.endswith("/devices") else None
+    cursor = b1.store.get("cursor", "g:team")
+    await b1.sync()
+    assert not [e for e in b1.events if e.kind == "record.rejected"]
+    assert b1.get("g:team", "x1") is None and b1.store.get("cursor", "g:team") == cursor
+    b1.transport.fail = None
+    await b1.sync()
+    assert b1.get("g:team", "x1") is not None
 
 
 @virtual

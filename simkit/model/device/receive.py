@@ -271,7 +271,18 @@ class ReceiveRules:
             self.find("client rule 2", f"refused {rid} in {graph.sk} without a reason", graph.sk)
         for item in reversed(graph.served_by_record.get(rid, ())):
             if item.op.get("rev") == rev:
-                decision, _, _ = self.verdict(graph, item)
+                decision, why, _ = self.verdict(graph, item)
+                stale = not any(t > item.tick for t, _ in self._rosters(graph, item))
+                if decision != ACCEPT and why.startswith("unknown-device") and stale:
+                    self.find(
+                        "client rule 2",
+                        f"refused {rid} (rev {rev}) in {graph.sk} for a signer its cached roster "
+                        "does not know, without reading the roster again (model: a device "
+                        "linked since is in the roster; if it cannot be read, client rule 6 "
+                        "defers the batch)",
+                        graph.sk,
+                        [rid],
+                    )
                 if decision == ACCEPT:
                     self.find(
                         "client rule 2",
