@@ -262,6 +262,11 @@ class Device:
             return True
         return False
 
+    def not_checked(self, graph_id: str, what: str) -> None:
+        """A check the relay refused (403 while the member was out of the group, say)
+        did not happen: it is due again next run, before any push (F18)."""
+        self._checked.pop((graph_id, what), None)
+
     def cache_roster(self, graph_id: str, entries: dict[str, dict]) -> None:
         active = sum(1 for entry in entries.values() if entry.get("revokedAt") is None)
         now = self.clock.now_ms()

@@ -37,6 +37,7 @@ def prior_rev(record: dict | None) -> int:
 async def sync_graph(device, graph_id: str) -> dict:
     stats = {"pushed": 0, "pulled": 0, "refused": 0}
     if device.due(graph_id, "keys") and await keyops.refresh_keys(device, graph_id) is None:
+        device.not_checked(graph_id, "keys")  # due again next run (F18)
         return stats
     if (
         device.config.auto_grant

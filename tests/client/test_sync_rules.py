@@ -3,7 +3,7 @@ capabilities, unopenable wraps, key read-back and the approval gate."""
 
 import trio
 
-from simkit.client import APPROVE
+from simkit.client import APPROVE, AppConfig
 from simkit.protocol import b64url_encode, canonical_json
 from simkit.relay import Request
 from tests.client.world import EPOCH_MS, PAIR, World, app_config, lost, team, unavailable, virtual
@@ -284,3 +284,20 @@ async def test_a_write_refused_for_quota_is_reported_and_undone_locally():
     assert a1.get("g:team", lost) is None and a1.pending() == 0  # not kept for ever
     await world.sync_all()
     assert a1.records("g:team") == b1.records("g:team")
+
+
+@virtual
+async def test_rule5_a_keys_read_the_relay_refused_is_due_again_before_the_next_push():
+    """F18 (found by the fuzzer): a key recheck the relay refused (403 while carol was
+    out of the group) counted as done, so her device pushed under the old epoch right
+    after she rejoined, past the rotation that followed a revocation."""
+    world = World()
+    a1, b1 = await team(world, *PAIR, configs={"b1": AppConfig(recheck_s=30.0)})
+    b1.transport.fail = lambda r: unavailable(403) if r.path.endswith("/keys") else None
+    await b1.sync(full=True)  # the user's "sync now" reads keys: refused
+    b1.transport.fail = None
+    b1.put("g:team", "n1", "note", {"t": 1})
+    b1.transport.sent.clear()
+    await b1.sync()
+    team_requests = [(m, p) for m, p, _ in b1.transport.sent if "/g:team/" in p]
+    assert team_requests[0] == ("GET", "/graphs/g:team/keys")
