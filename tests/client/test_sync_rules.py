@@ -292,7 +292,7 @@ async def test_rule5_a_keys_read_the_relay_refused_is_due_again_before_the_next_
     out of the group) counted as done, so her device pushed under the old epoch right
     after she rejoined, past the rotation that followed a revocation."""
     world = World()
-    a1, b1 = await team(world, *PAIR, configs={"b1": AppConfig(recheck_s=30.0)})
+    _, b1 = await team(world, *PAIR, configs={"b1": AppConfig(recheck_s=30.0)})
     b1.transport.fail = lambda r: unavailable(403) if r.path.endswith("/keys") else None
     await b1.sync(full=True)  # the user's "sync now" reads keys: refused
     b1.transport.fail = None
