@@ -52,19 +52,23 @@ class AlarmSoundness(Invariant):
 
     def _split_epoch(self, world, sk: str, event, fields) -> bool:
         """The record's writer holds another key than the refuser for the epoch it was
-        sealed under: an epoch split between two keys (F1)."""
+        sealed under (when the relay still stores that version; else for any epoch both
+        hold): an epoch split between two keys (F1)."""
         graph = world.relay.state.graphs.get(sk)
         row = graph.records.get(fields["recordId"]) if graph else None
         refuser = world.slots[event.actor].device
-        if row is None or row.rev != fields["rev"] or row.e is None or refuser is None:
+        if refuser is None:
             return False
-        theirs = refuser.keyring(fields["graph"]).keys.get(row.e)
+        theirs = refuser.keyring(fields["graph"]).keys
+        stored = row is not None and row.rev == fields["rev"] and row.e is not None
         for writer, _ in self._writes.get((fields["recordId"], fields["rev"]), ()):
             device = world.slots[writer].device
-            if device is not None:
-                ring = device.keyring(graph_id_for(sk, device.member_id))
-                if ring.keys.get(row.e) not in (None, theirs):
-                    return True
+            if device is None:
+                continue
+            mine = device.keyring(graph_id_for(sk, device.member_id)).keys
+            epochs = [row.e] if stored else mine.keys() & theirs.keys()
+            if any(mine.get(e) not in (None, theirs.get(e)) for e in epochs):
+                return True
         return False
 
     def observe(self, world, event):

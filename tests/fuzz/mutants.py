@@ -434,7 +434,15 @@ CLIENT = (
 
 
 # -- the client, clause by clause: written before the device model (issue 29), one per
-# clause of the spec's client side that no mutant above covered ---------------------------
+# clause of the spec's client side that no mutant above covered. Three of the first 41
+# proved equivalent (no input tells them from the honest client) and now break the same
+# clause in a way that shows: ``echo-skip-when-an-op-lost`` (an op of a batch is lost only
+# to a write made after the device's last pull, which already spoils the cursor test),
+# ``log-folded-past-served`` (the log is read once the pull reached the counter, so the
+# read never passed the seq served) and ``alarm-unlatches`` (no caller hands
+# ``unverified`` an alarmed log); a fourth, ``epoch-not-durable``, is gone: a boot reads
+# keys first, so an epoch a crash lost is learnt again before any push
+# (docs/fuzzing.md, "Mutants") ------------------------------------------------------------
 
 CLIENT_CLAUSES = (
     Mutant(
@@ -577,7 +585,7 @@ CLIENT_CLAUSES = (
         "echo-skip-when-an-op-lost",
         "client/sync.py",
         "if accepted == len(batch) and not rejected and cursor == sub_cursor + len(batch):",
-        "if not rejected and cursor == sub_cursor + len(batch):",
+        "if cursor == sub_cursor + len(batch):",
         "Client rule 8: 'Echo skipping is allowed only when every op of the batch landed.'",
     ),
     Mutant(
@@ -670,8 +678,8 @@ CLIENT_CLAUSES = (
     Mutant(
         "log-folded-past-served",
         "client/sync.py",
-        "    upto = min(served, read)\n",
-        "    upto = read\n",
+        '    served = device.store.get("cursor", graph_id, 0)\n',
+        '    served = device.store.get("counter", graph_id, 0)\n',
         "Client verification: 'SHOULD, only for an unfiltered subscription and only up to the "
         "seq actually served'.",
     ),
@@ -686,8 +694,8 @@ CLIENT_CLAUSES = (
     Mutant(
         "alarm-unlatches",
         "client/logverify.py",
-        "    return log if log.state == ALARM else attrs.evolve(log, state=UNVERIFIED)\n",
-        "    return attrs.evolve(log, state=UNVERIFIED)\n",
+        "    if log.state in (ALARM, OK) or log.anchored_from is not None:\n",
+        "    if log.state == OK or log.anchored_from is not None:\n",
         "Log verification status: 'alarm | anything | alarm (latched)'.",
     ),
     Mutant(
@@ -773,16 +781,6 @@ CLIENT_CLAUSES = (
         "    return Opened(record, device_id)\n",
         "Signature rule: 'Unknown members are covered by the signature and then ignored; "
         "only the parsed, schema-checked record is stored.'",
-    ),
-    Mutant(
-        "epoch-not-durable",
-        "client/device.py",
-        '            self.store.put("graphs", graph_id, {**meta, "latest": epoch})\n'
-        "            self.store.commit()",
-        '            self.store.put("graphs", graph_id, {**meta, "latest": epoch})\n'
-        "            pass",
-        "Client rule 5: 'A client ... only ever moves its epoch upward' (docs/client.md: the "
-        "epoch seen is durable at once, so a crash never moves it back).",
     ),
     Mutant(
         "import-keeps-the-record-store",
