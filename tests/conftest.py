@@ -5,6 +5,7 @@ Select with HYPOTHESIS_PROFILE=dev (the default is `ci`).
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -23,3 +24,10 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _known_findings_of_this_test(tmp_path, monkeypatch):
+    """Each test keeps its own known-findings folder: a finding one test's fuzz run
+    writes is never replayed first by another test (or by the user's next fuzz)."""
+    monkeypatch.setattr("simkit.fuzz.corpus.KNOWN", tmp_path / ".hypothesis" / "simkit-findings")

@@ -102,7 +102,7 @@ def test_a_broken_scenario_file_exits_2(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "says"),
-    [("{not json", "not JSON"), ('{"world": {"seed": 0}}', "missing or malformed field")],
+    [("{not json", "not JSON"), ('{"world": {"seed": 0}}', "missing key 'machine'")],
 )
 def test_a_broken_reproducer_exits_2(tmp_path, content, says):
     path = tmp_path / "repro.json"

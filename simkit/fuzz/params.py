@@ -9,6 +9,7 @@ Groce et al. 2012: leaving rules out makes rare interleavings of the rest common
 import attrs
 from hypothesis import strategies as st
 
+from simkit.client.config import AppConfig
 from simkit.errors import InputError
 from simkit.fuzz.rogue import ROGUE_GROUP, ROGUES
 from simkit.relay.limits import RateLimit
@@ -105,6 +106,34 @@ def _settings(choices: dict, rate: bool = False):
     return check
 
 
+# What a reproducer may set in ``client``: the plain settings of AppConfig (the world
+# chooses the registry, the approval mode and whether metadata is sent).
+CLIENT_SETTINGS = {
+    f.name: f.default
+    for f in attrs.fields(AppConfig)
+    if f.name not in ("registry", "shard_of", "backoff", "approval_mode", "send_metadata")
+}
+
+
+def _client(instance, attribute, value) -> None:
+    """Known client settings, each of its default's type, within AppConfig's limits."""
+    _settings(CLIENT_SETTINGS)(instance, attribute, value)
+    for key, setting in value.items():
+        default = CLIENT_SETTINGS[key]
+        if isinstance(default, bool):
+            ok = isinstance(setting, bool)
+        else:  # a positive number; rotate_after_s may be null (only the revoker rotates)
+            ok = (setting is None and key == "rotate_after_s") or (
+                isinstance(setting, int | float) and not isinstance(setting, bool) and setting > 0
+            )
+        if not ok:
+            _bad(attribute, setting, f"for {key} a value like its default {default!r}")
+    try:
+        AppConfig(**value)
+    except ValueError as error:
+        _bad(attribute, value, f"within the client's limits ({error})")
+
+
 def _capabilities(instance, attribute, value) -> None:
     if not isinstance(value, dict):
         _bad(attribute, value, "an object: member -> capability")
@@ -137,7 +166,7 @@ class WorldParams:
     request_loss: float = attrs.field(default=0.0, validator=_loss)
     response_loss: float = attrs.field(default=0.0, validator=_loss)
     relay: dict = attrs.field(factory=dict, validator=_settings(RELAY_CHOICES, rate=True))
-    client: dict = attrs.field(factory=dict, validator=_settings(CLIENT_CHOICES))
+    client: dict = attrs.field(factory=dict, validator=_client)
     capabilities: dict = attrs.field(factory=dict, validator=_capabilities)
     rules: tuple[str, ...] | None = attrs.field(default=None, converter=_rules)
 

@@ -345,10 +345,14 @@ class LieEpoch(Mode):
 
 class ThiefDevice(Device):
     """A stolen device running the thief's client: it never holds its writes for a
-    newer epoch, it pushes them under the key it still has."""
+    newer epoch, and a keys read the relay refuses does not stop it: it pushes them
+    under the key it still has."""
 
     def behind(self, graph_id: str) -> bool:
         return False
+
+    def not_checked(self, graph_id: str, what: str) -> None:
+        """The honest client asks again before any push (F18); the thief does not."""
 
 
 class AcceptRevoked(Mode):

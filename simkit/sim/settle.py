@@ -21,11 +21,16 @@ def settled(world) -> bool:
     may not write there, or its device is behind an epoch whose key is not coming);
     every unfiltered view caught up with the honest relay, or stopped for good
     before an op under an epoch whose key is not coming (client rule 4: it never
-    skips it). A key is coming when the relay keeps a wrap of it for the device or a
-    live follower holds it and would wrap it (client rule 14's gate: in ``approve``
-    mode only to a device it approved)."""
+    skips it); no eligible device waiting for a wrap of the latest epoch that a
+    holder would grant (linking: the ``epochs`` invariant judges that gap at
+    quiescence, and a holder fills it only at its next grants check). A key is
+    coming when the relay keeps a wrap of it for the device or a live follower holds
+    it and would wrap it (client rule 14's gate: in ``approve`` mode only to a device
+    it approved)."""
     graphs = world.relay.state.graphs
     if any(graphs[sk].rotation_required and world.followers(sk) for sk in graphs):
+        return False
+    if any(_grant_owed(world, sk, graph) for sk, graph in graphs.items()):
         return False
     for slot in world.alive():
         device = slot.device
@@ -129,12 +134,35 @@ def _key_coming(world, slot, sk: str, graph, epoch: int) -> bool:
     keeps a wrap of it for the device, or a live follower holds it and would wrap it."""
     if slot.device_id in graph.wraps.get(epoch, {}):
         return True
-    holders = (world.slots[d] for d in world.followers(sk))
     return any(
-        epoch in s.device.keyring(graph_id_for(sk, s.member)).keys
-        and (s is slot or _would_wrap(world, s.device, slot.device_id))
-        for s in holders
+        s is slot or _would_wrap(world, s.device, slot.device_id)
+        for s in _holders(world, sk, epoch)
     )
+
+
+def _holders(world, sk: str, epoch: int):
+    """The live followers of a graph that hold the key of ``epoch``."""
+    for device_id in world.followers(sk):
+        s = world.slots[device_id]
+        if epoch in s.device.keyring(graph_id_for(sk, s.member)).keys:
+            yield s
+
+
+def _grant_owed(world, sk: str, graph) -> bool:
+    """A live, eligible device holds no wrap of the latest epoch and a live follower
+    holding that key would grant it (client rule 14's gate)."""
+    latest = graph.latest_epoch
+    wrapped = graph.wraps.get(latest, {})
+    for device in world.relay.eligible(sk) if latest else ():
+        slot = world.slots.get(device.device_id)
+        if slot is None or not slot.alive or slot.revoked or device.device_id in wrapped:
+            continue
+        if any(
+            s is not slot and _would_wrap(world, s.device, slot.device_id)
+            for s in _holders(world, sk, latest)
+        ):
+            return True
+    return False
 
 
 def _would_wrap(world, holder, device_id: str) -> bool:

@@ -104,7 +104,7 @@ def test_ctrl_c_to_the_process_group_stops_the_chunks_and_reports_what_ran(tmp_p
         (["--mutants", "m:X", "--variant", "v:x"], "--mutants and --variant"),
         (["--variant", "no_such_module:x"], "no module no_such_module"),
         (["--mutants", "tests.campaign.variants:missing"], "not a list of mutants"),
-        (["--shrink-time", "1000"], "--shrink-time"),
+        (["--shrink-time", "0"], "--shrink-time"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args, message):

@@ -120,24 +120,26 @@ def test_a_keyboard_interrupt_during_the_search_ends_the_run_without_a_finding()
 
 
 def test_simkit_fuzz_on_sigint_while_shrinking_exits_1_with_the_best_reproducer(tmp_path):
+    """SIGINT the moment the first failing run is announced: the shrinker stops and
+    the reproducer written is the best so far (the first run, or shorter)."""
     out = tmp_path / "repro.json"
     fuzz_args = ["--variant", CAUGHT["variant_ref"], "--seed", "1", "--time", "300"]
     command = [sys.executable, "-P", "-m", "simkit.cli", "fuzz", *fuzz_args, "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     ) as process:
-        progress = b""
-        while b"steps left" not in progress:  # shrinking has started
-            chunk = os.read(process.stderr.fileno(), 4096)
-            assert chunk, process.stdout.read().decode() + progress.decode()
-            progress += chunk
+        seen = b""
+        while b"shrinking it (Ctrl-C" not in seen:  # shrinking has started
+            chunk = os.read(process.stdout.fileno(), 4096)
+            assert chunk, seen.decode()
+            seen += chunk
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=600)
-    output = stdout.decode()
-    assert process.returncode == 1, output + stderr.decode()
+        rest, _ = process.communicate(timeout=600)
+    output = (seen + rest).decode()
+    assert process.returncode == 1, output
     assert "shrinking was interrupted (Ctrl-C)" in output
-    assert "seq-and-log" in progress.decode()  # the progress line names the invariant
+    assert "seq-and-log" in output  # the verdict names the invariant
     assert replay(Reproducer.load(out)).violations
 
 

@@ -21,15 +21,17 @@ def test_a_failing_run_explains_its_violation_with_linked_evidence(failing_run, 
     section = re.search(r'<section class="violation" id="violation">.*?</section>', html, re.S)
     section = section.group(0)
     seen = summary["violation"]["trace_seq"]
-    assert "[revocation] a1 applied" in section and "after its revocation" in section
+    # the device model sees b2 apply a revoked device's write the moment it does
+    assert "[device-model] client rule 2: b2 applied" in section
+    assert "revoked-device: &#x27;a2&#x27; was revoked" in section
     assert f'<a href="#ev-{seen}">trace#{seen}</a>' in section
     roles = re.findall(r'<tr id="ev-\d+"><td>#\d+</td><td>[\d.]+</td><td>([^<]+)</td>', section)
     assert roles[0].startswith("the write of r") and roles[-1] == "where the violation was seen"
-    assert {"the push that carried it", "the relay accepted it", "a1&#x27;s decision"} <= set(roles)
+    assert {"the push that carried it", "the relay accepted it", "b2&#x27;s decision"} <= set(roles)
     record = summary["violation"]["records"][0]
     marked = re.findall(r'<tr id="op-\d+" class="marked">(.*?)</tr>', html)
     assert marked and all(f"<td>{record}</td>" in row for row in marked)
-    assert re.search(r"Centred on a1&#x27;s decision \(record\.applied\), behind the first", html)
+    assert re.search(r"Centred on b2&#x27;s decision \(record\.applied\), behind the first", html)
 
 
 def test_invariants_that_did_not_run_say_not_checked_and_why(failing_run, tmp_path):
@@ -38,7 +40,8 @@ def test_invariants_that_did_not_run_say_not_checked_and_why(failing_run, tmp_pa
     html, md = paths["report.html"].read_text(), paths["report.md"].read_text()
     assert '<td class="unchecked">– not checked</td><td>convergence</td>' in html
     assert "| – not checked | convergence | applies only with an honest relay |" in md
-    assert "| ✗ FAIL | revocation |" in md and "## Violation" in md and "### Evidence" in md
+    assert "| ✗ FAIL | revocation |" in md and "| ✗ FAIL | device-model |" in md
+    assert "## Violation" in md and "### Evidence" in md
     checked = sum(inv["passed"] is not None for inv in summary["invariants"])
     assert f"{checked} of {len(summary['invariants'])} invariants were checked" in md
 
@@ -77,7 +80,7 @@ def test_simkit_report_renders_a_trace_without_its_summary_claiming_nothing_more
     assert "no summary.json beside the trace" in result.output
     again = json.loads((alone / "summary.json").read_text())
     assert again["passed"] is False and again["seed"] is None and again["expectations"] == []
-    assert [inv["name"] for inv in again["invariants"]] == ["revocation"]
+    assert [inv["name"] for inv in again["invariants"]] == ["device-model", "revocation"]
     assert again["trace_hash"] == summary["trace_hash"]
     clean = tmp_path / "clean"
     clean.mkdir()
