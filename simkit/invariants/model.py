@@ -23,7 +23,9 @@ class AgreesWithRelayModel(Invariant):
         findings = world.relay_oracle.findings[self._read :] if world.relay_oracle else []
         self._read += len(findings)
         return [
-            self.violation(world, f.detail, f.trace_seq, devices=f.devices, records=f.records)
+            self.violation(
+                world, f.detail, f.trace_seq, graph=f.graph, devices=f.devices, records=f.records
+            )
             for f in findings
         ]
 
@@ -51,6 +53,8 @@ class AgreesWithDeviceModel(Invariant):
         findings = oracle.findings[self._read :] if oracle else []
         self._read += len(findings)
         return [
-            self.violation(world, f.detail, f.trace_seq, devices=f.devices, records=f.records)
+            self.violation(
+                world, f.detail, f.trace_seq, graph=f.graph, devices=f.devices, records=f.records
+            )
             for f in findings
         ]

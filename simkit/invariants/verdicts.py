@@ -45,6 +45,10 @@ def checks_during_run(invariant: Invariant) -> bool:
 
 
 MODELS = ("relay-model", "device-model")
+UNSETTLED = (
+    "held in the state the drain ended in; the world never settled, so this judges that "
+    'state, not a finished one (docs/fuzzing.md, "Quiescence")'
+)
 
 
 def verdicts(
@@ -63,12 +67,16 @@ def verdicts(
     note says which)."""
     ran = {inv.name: inv for inv in monitor.invariants}
     judged = _left_to_others(world)
+    unsettled = world is not None and world.drained and world.settled_at is None
     out = []
     for cls in ALL:
         inv = ran.get(cls.name)
         found = tuple(str(v) for v in violations if v.invariant == cls.name)
         if inv is not None and (found or stopped is None):
-            out.append(InvariantCheck(cls.name, True, found, judged if cls.name in MODELS else ""))
+            note = judged if cls.name in MODELS else ""
+            if unsettled and not found and not checks_during_run(inv):
+                note = UNSETTLED
+            out.append(InvariantCheck(cls.name, True, found, note))
         elif inv is not None and checks_during_run(inv):
             out.append(InvariantCheck(cls.name, True, note=f"held until the run stopped {stopped}"))
         elif inv is not None:

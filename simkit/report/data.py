@@ -245,6 +245,9 @@ class Story:
     convergence: ConvergenceTimes
     focus: Focus
     revoked: dict[str, float] = attrs.Factory(dict)  # device -> when it was revoked
+    # trace positions the diagram draws besides its window, each with the part it
+    # played: a violation's evidence, or a clean run's ceremonies, faults and alarms
+    cited: tuple[tuple[int, str], ...] = ()
 
     @property
     def timeline(self) -> list[Moment]:
@@ -284,7 +287,30 @@ def read(trace: Trace, summary: dict) -> Story:
         convergence=_convergence(moments, spans, lags, events),
         focus=_focus(events, moments, summary),
         revoked=dict(sorted(phase.revoked.items())),
+        cited=_plot(moments) if summary.get("violation") is None else (),
     )
+
+
+PLOT = (
+    "ceremony", "adversary", "revoked", "fault", "crash", "alarm", "rejected", "settled",
+    "not settled",
+)  # fmt: skip
+MAX_CITED = 40
+
+
+def _plot(moments: tuple[Moment, ...]) -> tuple[tuple[int, str], ...]:
+    """What a run without a violation went through, for its diagram: every ceremony,
+    fault, crash, alarm, each device's first rejection and how it ended (the first
+    ``MAX_CITED``)."""
+    rejected: set[str] = set()
+    out = []
+    for m in moments:
+        if m.category not in PLOT or (m.category == "rejected" and m.actor in rejected):
+            continue
+        if m.category == "rejected":
+            rejected.add(m.actor)
+        out.append((m.seq, m.category))
+    return tuple(out[:MAX_CITED])
 
 
 def _exchanges(events: tuple[TraceEvent, ...]) -> tuple[Exchange, ...]:

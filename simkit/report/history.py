@@ -286,11 +286,13 @@ def centred_on_cause(story: Story, found: tuple[Evidence, ...]) -> Story:
     """The story with its focus moved from where a violation was seen (an invariant that
     runs at quiescence sees it at the end) to what led to it: the latest decision of a
     device the violation names, else the latest write of a record it names; the
-    violation stays the caption."""
+    violation stays the caption. The diagram also draws every event of the evidence."""
     cause = next((e for e in reversed(found) if e.role.endswith("'s decision")), None)
     if cause is None:
         cause = next((e for e in reversed(found) if e.role.startswith("the write")), None)
     focus = story.focus
+    if found:
+        story = attrs.evolve(story, cited=tuple((e.event.seq, e.role) for e in found))
     if cause is None or focus.kind != "violation" or cause.event.seq == focus.seq:
         return story
     e = cause.event

@@ -44,10 +44,20 @@ def table(t: Table, level: int = 2) -> list[str]:
 
 def window_sentence(story: Story) -> str:
     f = story.focus
+    if not story.cited:
+        also = ""
+    elif f.kind == "violation":
+        also = f" Also drawn: the {len(story.cited)} events of the violation's evidence."
+    else:
+        also = (
+            f" Also drawn: the run's {len(story.cited)} ceremonies, faults, crashes, alarms "
+            "and first rejections."
+        )
+    gaps = " A note marks each stretch left out." if also else ""
     return (
         f"Centred on {f.text} at {f.t:.3f} s: the {WINDOW_BEFORE} exchanges before it "
-        f"and the {WINDOW_AFTER} from it on. Times in brackets are virtual seconds; "
-        "faults, crashes, alarms and rejections are notes."
+        f"and the {WINDOW_AFTER} from it on.{also}{gaps} Times in brackets are virtual "
+        "seconds; faults, crashes, alarms and rejections are notes."
     )
 
 

@@ -1,15 +1,16 @@
-"""The sequence diagram of the window that matters (``data.window``), read once as
-rows that report.md draws with Mermaid and report.html draws as inline SVG: requests
-and responses as arrows between a device and the relay, faults, crashes, alarms and
-rejections as notes, in trace order, with the focus (the first violation or alarm)
-highlighted."""
+"""The sequence diagram of the window that matters (``data.window``) and of what the
+story cites elsewhere (a violation's evidence, a clean run's ceremonies and faults),
+read once as rows that report.md draws with Mermaid and report.html draws as inline
+SVG: requests and responses as arrows between a device and the relay, faults,
+crashes, alarms and rejections as notes, in trace order, with the focus (the first
+violation or alarm) highlighted and each stretch left out marked."""
 
 import textwrap
 
 import attrs
 
 from simkit.report import svg
-from simkit.report.data import RELAY, Story, label, window
+from simkit.report.data import RELAY, Story, describe, label, window
 
 
 @attrs.frozen
@@ -31,21 +32,39 @@ class Row:
 
 
 def rows(story: Story) -> list[Row]:
+    """The window's exchanges and moments, then what the story cites elsewhere (its
+    exchanges whole, its other events as notes), in trace order; a note marks each
+    stretch of the run left out."""
     chosen, lo, hi = window(story)
-    by_seq = {x.seq: x for x in chosen}
-    by_end = {x.end_seq: x for x in chosen if x.end_seq is not None}
+    cited = dict(story.cited)
+    drawn = list(chosen)
+    for x in story.exchanges:
+        if x.seq in cited or x.end_seq in cited:
+            drawn.append(x)
+    by_seq = {x.seq: x for x in drawn}
+    by_end = {x.end_seq: x for x in drawn if x.end_seq is not None}
     by_key = {(x.device, x.xid): x for x in chosen}
     moments = {m.seq: m for m in story.moments}
     focus = story.focus
+    shown = set(range(lo, hi + 1)) | set(by_seq) | set(by_end) | set(cited)
     out: list[Row] = []
-    for e in story.events[lo : hi + 1]:
+    before = None
+    for seq in sorted(s for s in shown if 0 <= s < len(story.events)):
+        e = story.events[seq]
+        if before is not None and seq > before.seq + 1:
+            left_out = sum(1 for x in story.exchanges if before.seq < x.seq < seq)
+            if left_out:
+                text = f"… {left_out} exchanges over {e.t - before.t:.1f} s not drawn"
+                out.append(Row("note", seq, e.t, "*", text))
+        before = e
         key = (e.fields.get("device", e.actor), e.fields.get("xid"))
+        role = f"{cited[seq]}: " if seq in cited else ""
         if e.seq in by_seq:
             x = by_seq[e.seq]
-            out.append(Row("request", e.seq, e.t, x.device, f"{x.method} {x.path}"))
+            out.append(Row("request", e.seq, e.t, x.device, f"{role}{x.method} {x.path}"))
         elif e.kind == "response" and e.seq in by_end:
             x = by_end[e.seq]
-            text = f"{x.status}, {e.fields.get('size')} bytes"
+            text = f"{role}{x.status}, {e.fields.get('size')} bytes"
             out.append(Row("response", e.seq, e.t, x.device, text, failed=x.status >= 400))
         elif e.kind == "fault" and key in by_key:
             x = by_key[key]
@@ -55,6 +74,9 @@ def rows(story: Story) -> list[Row]:
             text = f"{m.category}: {m.what} {m.actor} {m.detail}"
             mark = e.seq == focus.seq and focus.kind != "violation"
             out.append(Row("note", e.seq, e.t, m.actor, text, highlight=mark))
+        elif role and not (e.seq == focus.seq and focus.kind == "violation"):
+            who = e.actor if e.actor in story.devices else "*"
+            out.append(Row("note", e.seq, e.t, who, f"{role}{label(e)} {describe(e.fields)}"))
         if e.seq == focus.seq and focus.kind == "violation":
             text = f"{focus.text}: {focus.violation}"
             out.append(Row("note", e.seq, e.t, "*", text, highlight=True))

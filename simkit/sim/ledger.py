@@ -39,3 +39,9 @@ class Ledger:
     def read_log(self, device_id: str, storage_key: str, after: int) -> None:
         key = (device_id, storage_key)
         self.log_reads[key] = max(after, self.log_reads.get(key, -1))
+
+    def forget_reads(self, device_id: str) -> None:
+        """The device wiped its log state (an import): its next reads start over and
+        count as progress again."""
+        for key in [key for key in self.log_reads if key[0] == device_id]:
+            del self.log_reads[key]

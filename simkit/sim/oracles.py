@@ -26,13 +26,14 @@ from simkit.sim.variant import Variant
 
 @attrs.frozen
 class Disagreement:
-    """What a model found: where in the trace, what differed, who asked and the records
-    their request named."""
+    """What a model found: where in the trace, what differed, who asked, the records
+    their request named and the graph it is about."""
 
     trace_seq: int
     detail: str
     devices: tuple[str, ...] = ()
     records: tuple[str, ...] = ()
+    graph: str | None = None  # the storage key it is about, when the model names one
 
 
 class RelayOracle:
@@ -248,6 +249,7 @@ class DeviceOracle:
                     f"{finding.rule}: {finding.detail}",
                     (device_id,),
                     finding.records,
+                    finding.graph,
                 )
             )
         self._read[device_id] = len(found)

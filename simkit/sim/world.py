@@ -166,6 +166,7 @@ class World:
         self.network: Network | None = None
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
+        self.drained = False  # the quiescence check ran (settled or not)
         self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
         self.relay_oracle: RelayOracle | None = None  # built with the relay when asked for
         self._model_wanted = model_check
@@ -616,6 +617,7 @@ class World:
         with self.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
             await slot.device.import_bundle(bundle, PASSPHRASE)
             self.subscribe(slot)  # the member's graphs the bundle had no keys for
+        self.ledger.forget_reads(device_id)  # it reads every log again from the start
         slot.device.wake()
 
     def spawn(self, async_fn, *args, what: str | None = None) -> None:
@@ -651,6 +653,7 @@ class World:
             elif settled(self) and now - since >= STABLE_S:
                 self.settled_at = now
                 break
+        self.drained = True
         self.note("check", "world", what="quiescence", settled=self.settled_at is not None)
 
     def alive(self) -> list[DeviceSlot]:

@@ -5,9 +5,13 @@ and text that would break Mermaid or Markdown."""
 import json
 import re
 
+import attrs
+
 from simkit.report import render_report
 from simkit.report.data import ConvergenceTimes, Span, read, worst_lag
+from simkit.report.markdown import window_sentence
 from simkit.report.mermaid import sequence_diagram
+from simkit.report.sequence import rows
 
 from .conftest import Builder, summary
 
@@ -216,3 +220,44 @@ def test_setup_ceremonies_are_on_the_timeline_and_empty_fields_are_left_out():
     ]
     assert rows[3] == ("adversary", "Adversary", "schedule", "mode=fork targets=b1")
     assert rows[4][:3] == ("ceremony", "graph.rotate", "a1") and "excluded=a2" in rows[4][3]
+
+
+def _busy(b, device: str, start: float, count: int, first_xid: int) -> None:
+    """``count`` routine pull exchanges of ``device``, one a second from ``start``."""
+    for i in range(count):
+        b.exchange(device, first_xid + i, start + i, start + i + 0.1)
+
+
+def test_a_clean_runs_diagram_draws_every_ceremony_and_marks_what_it_leaves_out():
+    """Issue 30: a clean run's diagram showed the 16 exchanges around its first
+    ceremony and missed the rotation that came later."""
+    b = Builder()
+    b.at(10).emit("event", "schedule", name="Revoke", by="a1", device="a2", at=10)
+    _busy(b, "a1", 11, 30, 0)
+    b.at(50).emit("event", "relay", name="graph.rotate", device_id="a1", graph="g:team", epoch=2)
+    _busy(b, "b1", 51, 3, 100)
+    b.at(60).emit("check", "world", what="quiescence", settled=True)
+    story = read(b.trace, summary("t"))
+    text = [row.text for row in rows(story)]
+    assert any("ceremony: Revoke" in t for t in text)
+    assert any("ceremony: graph.rotate" in t for t in text)  # outside the window
+    assert any(t.startswith("settled: quiescence") for t in text)
+    assert "… 26 exchanges over 35.9 s not drawn" in text  # 30, the window drew 4
+    assert "ceremonies, faults, crashes, alarms" in window_sentence(story)
+
+
+def test_a_violations_diagram_draws_each_event_of_its_evidence_with_its_part():
+    b = Builder()
+    b.at(1).emit("event", "a1", name="app.write", graph="g", recordId="r0", rev=5, op="edit")
+    b.at(1.1).emit("request", "a1", method="POST", path="/graphs/g/push", size=9, xid=0)
+    b.at(1.2).emit("response", "a1", status=200, size=2, xid=0)
+    _busy(b, "b1", 2, 40, 10)
+    b.at(60).emit("event", "b1", name="record.applied", graph="g", recordId="r0", rev=5, seq=1)
+    story = read(b.trace, summary("t", passed=False))
+    story = attrs.evolve(
+        story, cited=((0, "the write of r0 by a1"), (1, "the push that carried it"))
+    )
+    text = [row.text for row in rows(story)]
+    assert any(t.startswith("the write of r0 by a1: app.write") for t in text)
+    assert "the push that carried it: POST /graphs/g/push" in text and "200, 2 bytes" in text
+    assert any(t.startswith("… ") and t.endswith("not drawn") for t in text)

@@ -30,3 +30,12 @@ def test_a_rerun_scenario_matches_its_committed_trace_hash(name):
         f"{name}: trace hash {result.trace_hash} differs from reports/{name}/summary.json "
         "(a dependency release changed the run, or the reports need re-rendering)"
     )
+
+
+def test_a_pass_in_a_world_that_never_settled_says_what_it_judged():
+    """Issue 30: a report said "pass" beside "the world did not settle", unexplained."""
+    result = run_scenario(load_scenario(ROOT / "scenarios" / "adversary-lie-epoch.toml"))
+    assert result.world.settled_at is None
+    notes = {inv["name"]: inv["note"] for inv in result.summary()["invariants"] if inv["passed"]}
+    assert notes["revocation"].startswith("held in the state the drain ended in; the world never")
+    assert notes["lww"] == ""  # checked after every step: its pass needs no such word
