@@ -100,9 +100,40 @@ def test_a_broken_scenario_file_exits_2(tmp_path):
     assert "not valid TOML" in result.output and "Traceback" not in result.output
 
 
+GOOD = {
+    "simkit": "0.1.0", "format": 1, "machine": "honest", "variant": None, "world": {"seed": 1},
+    "steps": [{"rule": "write", "device": "a1", "graph": "g:team", "record": "r0", "op": "edit"}],
+}  # fmt: skip
+
+
+def _broken(**change) -> str:
+    """GOOD with top-level keys replaced, and ``world`` and ``step`` merged into its own."""
+    data = json.loads(json.dumps(GOOD))
+    data["world"].update(change.pop("world", {}))
+    data["steps"][0].update(change.pop("step", {}))
+    return json.dumps({**data, **change})
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
-    [("{not json", "not JSON"), ('{"world": {"seed": 0}}', "missing key 'machine'")],
+    [
+        ("{not json", "not JSON"),
+        ("[1, 2]", "a reproducer is a JSON object, not a list"),
+        ('{"world": {"seed": 0}}', "missing key 'machine'"),
+        (_broken(extra=1), "unknown key 'extra'"),
+        (_broken(machine="nope"), '"machine" must be "honest" or "adversary"'),
+        (_broken(simkit="9.9.9"), "written by simkit 9.9.9, newer than this simkit"),
+        (_broken(format=2), "format 2: this simkit reads format 1"),
+        (_broken(trace_hash="abc"), '"trace_hash" must be null or a SHA-256 hex digest'),
+        (_broken(world={"seed": "abc"}), "world.seed must be a whole number"),
+        (_broken(world={"request_loss": 7}), "world.request_loss must be a share"),
+        (_broken(world={"client": {"recheck_s": "soon"}}), "world.client.recheck_s must be"),
+        (_broken(world={"relay": {"speed": 9}}), "world.relay must be a known setting"),
+        (_broken(step={"rule": "revok"}), "step 0: unknown rule 'revok'; did you mean 'revoke'?"),
+        (_broken(step={"colour": "red"}), "step 0 (write): unknown field 'colour'"),
+        (_broken(step={"device": "z9"}), "step 0 (write): device 'z9' does not exist then"),
+        (_broken(step={"graph": "g:nowhere"}), "field 'graph' must be one of"),
+    ],
 )
 def test_a_broken_reproducer_exits_2(tmp_path, content, says):
     path = tmp_path / "repro.json"

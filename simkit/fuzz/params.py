@@ -121,17 +121,20 @@ def _client(instance, attribute, value) -> None:
     for key, setting in value.items():
         default = CLIENT_SETTINGS[key]
         if isinstance(default, bool):
-            ok = isinstance(setting, bool)
-        else:  # a positive number; rotate_after_s may be null (only the revoker rotates)
+            ok, rule = isinstance(setting, bool), "true or false"
+        else:  # rotate_after_s may be null: only the revoker rotates
             ok = (setting is None and key == "rotate_after_s") or (
                 isinstance(setting, int | float) and not isinstance(setting, bool) and setting > 0
             )
+            rule = "a number above 0" + (" or null" if key == "rotate_after_s" else "")
         if not ok:
-            _bad(attribute, setting, f"for {key} a value like its default {default!r}")
+            raise ParamsError(
+                f"world.client.{key} must be {rule} (default {default!r}), not {setting!r}"
+            )
     try:
         AppConfig(**value)
     except ValueError as error:
-        _bad(attribute, value, f"within the client's limits ({error})")
+        raise ParamsError(f"world.client: {error}") from None
 
 
 def _capabilities(instance, attribute, value) -> None:
