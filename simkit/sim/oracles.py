@@ -188,7 +188,7 @@ class DeviceOracle:
     # -- what the link sees -----------------------------------------------------------------
 
     def _model(self, device_id: str) -> DeviceModel | None:
-        if trio.lowlevel.current_task() in self._foreign:
+        if self._foreign and trio.lowlevel.current_task() in self._foreign:
             return None
         return self._following(self.world.slots.get(device_id))
 
@@ -242,6 +242,8 @@ class DeviceOracle:
         """Carry the model's new findings into the world's list, where they were seen."""
         found = self.models[device_id].findings
         start = self._read.get(device_id, 0)
+        if len(found) == start:
+            return  # nearly always: nothing new
         for finding in found[start:]:
             self.findings.append(
                 Disagreement(
@@ -282,6 +284,7 @@ def _changes(device, rows: dict) -> Changes:
     return changes
 
 
+@functools.lru_cache(maxsize=1024)
 def _subscription(key: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """A subscription from its cursor key (``graph`` or ``graph|k=a,b|s=c``)."""
     graph_id, *filters = key.split("|")

@@ -1,6 +1,9 @@
 """Keys, wraps and pins (client rules 12-14, Device approval pin): what a device may
 post, discard and adopt, and whom it may trust."""
 
+import functools
+import json
+
 from simkit.errors import SimkitError
 from simkit.model.device.graph import Graph
 from simkit.model.device.views import Pin
@@ -103,11 +106,11 @@ class KeyRules:
             if not isinstance(wrap, dict) or not isinstance(wrap.get("epoch"), int):
                 continue
             epoch, wrapped = wrap["epoch"], wrap.get("wrapped")
-            try:
-                graph.opened[epoch].add(unwrap_graph_key(wrapped, self.me.wrap_key))
-            except (SimkitError, ValueError, TypeError):
-                if epoch not in graph.keys:
-                    now_unopenable[epoch] = wrapped
+            key = self._open(wrapped)
+            if key is not None:
+                graph.opened[epoch].add(key)
+            elif epoch not in graph.keys:
+                now_unopenable[epoch] = wrapped
         for epoch, wrapped in now_unopenable.items():
             if graph.unopenable.get(epoch) == [wrapped, False] and not graph.discards_cut:
                 self.find(
@@ -118,6 +121,18 @@ class KeyRules:
                 )
         graph.unopenable = {epoch: [wrapped, False] for epoch, wrapped in now_unopenable.items()}
         graph.discards_cut = False
+
+    def _open(self, wrapped: object) -> bytes | None:
+        """The key a wrap holds for this device, None when it does not open. A wrap the
+        relay serves again (every keys read serves them all) is opened once."""
+        if not isinstance(wrapped, str):
+            return None
+        if wrapped not in self._opened:
+            try:
+                self._opened[wrapped] = unwrap_graph_key(wrapped, self.me.wrap_key)
+            except (SimkitError, ValueError, TypeError):
+                self._opened[wrapped] = None
+        return self._opened[wrapped]
 
     def _keys_adopted(self, graph: Graph, keys: dict[int, bytes]) -> None:
         """Keys are adopted from a wrap the relay served the device (client rule 13:
@@ -185,8 +200,19 @@ class KeyRules:
 
 
 def fingerprint(entry: dict) -> str | None:
+    """The fingerprint of a roster or key gap entry's triple; None when it has none."""
     try:
-        return device_fingerprint(entry["memberId"], entry["pubJwk"], entry["sigJwk"])
+        triple = json.dumps([entry["memberId"], entry["pubJwk"], entry["sigJwk"]], sort_keys=True)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return _fingerprint(triple)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fingerprint(triple: str) -> str | None:
+    """A pure function of the triple, computed once: every roster read lists them all."""
+    try:
+        return device_fingerprint(*json.loads(triple))
     except (SimkitError, KeyError, TypeError, ValueError):
         return None
 

@@ -68,6 +68,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self._pushes: dict[object, PushSent] = {}
         self._pushing: dict[tuple, PushRun] = {}  # (task, graph) -> its push run so far
         self._verdicts: dict[tuple, tuple[str, str]] = {}
+        self._opened: dict[str, bytes | None] = {}  # wrap -> the key it holds (keys.py)
+        self._sks: dict[str, str | None] = {}  # graph ID -> storage key
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -78,10 +80,12 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         return found
 
     def _sk(self, graph_id: str) -> str | None:
-        try:
-            return storage_key(graph_id, self.me.member_id)
-        except SimkitError:
-            return None
+        if graph_id not in self._sks:
+            try:
+                self._sks[graph_id] = storage_key(graph_id, self.me.member_id)
+            except SimkitError:
+                self._sks[graph_id] = None
+        return self._sks[graph_id]
 
     def find(self, rule: str, detail: str, graph: str | None = None, records=()) -> None:
         """Keep a disagreement, unless the variant changes that rule on purpose (then

@@ -48,11 +48,16 @@ class ReceiveRules:
         """A page tells a subscription's whole view over (after, end]: what was served
         there before is replaced (the relay serves each record's current version only)."""
         seqs = graph.served_seqs
-        for seq in seqs[bisect.bisect_right(seqs, after) : bisect.bisect_right(seqs, end)]:
-            graph.served[seq] = [item for item in graph.served[seq] if item.sub != sub]
-            if not graph.served[seq]:
+        low, high = bisect.bisect_right(seqs, after), bisect.bisect_right(seqs, end)
+        kept = []
+        for seq in seqs[low:high]:
+            left = [item for item in graph.served[seq] if item.sub != sub]
+            if left:
+                graph.served[seq] = left
+                kept.append(seq)
+            else:
                 del graph.served[seq]
-        graph.served_seqs = sorted(graph.served)
+        seqs[low:high] = kept  # still every seq of graph.served, sorted
 
     @staticmethod
     def _counter(graph: Graph, cursor: int, what: str, page: bool = False) -> None:

@@ -1,6 +1,7 @@
 """Reading the wire as the device model needs it: a request's route and graph, an
 answer's JSON and error code, and the small checks on numbers it relies on."""
 
+import functools
 import json
 from urllib.parse import unquote
 
@@ -11,11 +12,18 @@ from simkit.protocol.records import verify_record
 
 
 def route_of(request) -> tuple[str | None, dict]:
+    name, params = _route(request.method, request.path)
+    return name, dict(params)
+
+
+@functools.lru_cache(maxsize=4096)
+def _route(method: str, path: str) -> tuple[str | None, tuple]:
+    """A path is matched once: a device asks the same few paths all day."""
     try:
-        route, params = match(request.method, request.path)
+        route, params = match(method, path)
     except Refuse:
-        return None, {}
-    return route.name, params
+        return None, ()
+    return route.name, tuple(params.items())
 
 
 def gid(path: str) -> str:
