@@ -20,7 +20,8 @@ class LocalStore:
         self._live = {name: dict(rows) for name, rows in self._durable.items()}
         self._dirty: dict[tuple[str, str], None] = {}
         # an observer of durable state (the simulator's device model): it hears each
-        # commit's changes, {(table, key): the new value, or GONE}
+        # commit's changes, {(table, key): the new value, or GONE}; a row put again with
+        # the value it had is no change (most commits rewrite an unchanged cursor)
         self.on_commit: Callable[[dict[tuple[str, str], Any]], None] | None = None
 
     def get(self, table: str, key: str, default: Any = None) -> Any:
@@ -47,7 +48,13 @@ class LocalStore:
     def commit(self) -> None:
         """Make every write since the last commit durable."""
         if self.on_commit is not None and self._dirty:
-            self.on_commit({(t, k): self._live.get(t, {}).get(k, GONE) for t, k in self._dirty})
+            changed = {}
+            for table, key in self._dirty:
+                value = self._live.get(table, {}).get(key, GONE)
+                before = self._durable.get(table, {}).get(key, GONE)
+                if value is not before and value != before:
+                    changed[table, key] = value
+            self.on_commit(changed)
         for table, key in self._dirty:
             live = self._live.get(table, {})
             if key in live:

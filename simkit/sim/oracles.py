@@ -126,7 +126,6 @@ class DeviceOracle:
         self.models: dict[str, DeviceModel] = {}
         self.findings: list[Disagreement] = []
         self._foreign: set = set()  # tasks of a non-conforming client using a device's link
-        self._read: dict[str, int] = {}  # device -> its model's findings already kept
         self.stopped = False  # the run ended: what a test does to a device afterwards is not judged
 
     # -- devices ----------------------------------------------------------------------------
@@ -150,6 +149,7 @@ class DeviceOracle:
             model = self.models[slot.device_id] = variant.device_model(
                 identity, app, variant.changes
             )
+            model.on_finding = functools.partial(self._kept, slot.device_id)
         else:
             model.restarted()
         device.store.on_commit = functools.partial(self._committed, slot)
@@ -163,7 +163,6 @@ class DeviceOracle:
         model = self.models.get(device_id)
         if model is not None:
             model.crashed()
-            self._keep(device_id)
 
     @contextlib.contextmanager
     def foreign(self, device_id: str):
@@ -196,36 +195,31 @@ class DeviceOracle:
         model = self._model(device_id)
         if model is not None:
             model.sent(trio.lowlevel.current_task(), request, self.world.now())
-            self._keep(device_id)
 
     def received(self, device_id: str, request, response) -> None:
         model = self._model(device_id)
         if model is not None:
-            clock = self.world.slots[device_id].device.clock.now_ms()
+            clock = self.world.slots[device_id].device.clock.now_ms
             task = trio.lowlevel.current_task()
             model.received(task, request, response, self.world.now(), clock)
-            self._keep(device_id)
 
     def lost(self, device_id: str, request) -> None:
         model = self._model(device_id)
         if model is not None:
             model.lost(trio.lowlevel.current_task(), request, self.world.now())
-            self._keep(device_id)
 
     # -- what the device keeps --------------------------------------------------------------
 
     def _committed(self, slot, rows: dict) -> None:
         model = self._following(slot)
         if model is not None:
-            model.committed(_changes(slot.device, rows), slot.device.clock.now_ms())
-            self._keep(slot.device_id)
+            model.committed(_changes(slot.device, rows), slot.device.clock.now_ms)
 
     def app_wrote(self, device_id: str, graph_id: str, record: dict) -> None:
         slot = self.world.slots[device_id]
         model = self._following(slot)
         if model is not None:
             model.app_wrote(slot.device.storage_key(graph_id), record["id"], record["at"])
-            self._keep(device_id)
 
     def importing(self, slot, keyrings: dict, wipe: bool) -> None:
         model = self._following(slot)
@@ -236,25 +230,18 @@ class DeviceOracle:
         model = self._following(slot)
         if model is not None:
             model.imported()
-            self._keep(slot.device_id)
 
-    def _keep(self, device_id: str) -> None:
-        """Carry the model's new findings into the world's list, where they were seen."""
-        found = self.models[device_id].findings
-        start = self._read.get(device_id, 0)
-        if len(found) == start:
-            return  # nearly always: nothing new
-        for finding in found[start:]:
-            self.findings.append(
-                Disagreement(
-                    len(self.world.trace),
-                    f"{finding.rule}: {finding.detail}",
-                    (device_id,),
-                    finding.records,
-                    finding.graph,
-                )
+    def _kept(self, device_id: str, finding) -> None:
+        """A model's finding, kept in the world's list where it was seen."""
+        self.findings.append(
+            Disagreement(
+                len(self.world.trace),
+                f"{finding.rule}: {finding.detail}",
+                (device_id,),
+                finding.records,
+                finding.graph,
             )
-        self._read[device_id] = len(found)
+        )
 
 
 def _changes(device, rows: dict) -> Changes:

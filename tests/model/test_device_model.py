@@ -3,6 +3,7 @@ device's requests, answers and commits, made with the protocol's real constructi
 and checks that the model finds the slip it names (and nothing on the honest path).
 Named after the rule each proves."""
 
+import itertools
 import json
 
 import pytest
@@ -17,6 +18,7 @@ from simkit.relay import Request, Response
 
 SK = "g:team"
 T0 = 1_700_000_000_000
+CLOCK = itertools.repeat(T0).__next__  # the device's clock, read when a rule needs it
 ENTROPY = SeededEntropy(7)
 ME = DeviceKeys.generate(ENTROPY.fork("me"))
 PEER = DeviceKeys.generate(ENTROPY.fork("peer"))
@@ -71,10 +73,10 @@ def keyed(m: DeviceModel, task="t", epochs=(1,)) -> None:
         request("GET", "/graphs/g:team/keys"),
         ok({"latestEpoch": latest, "rotationRequired": False, "wraps": wraps}),
         1.0,
-        T0,
+        CLOCK,
     )
     keys = {e: {1: KEY1, 2: KEY2}[e] for e in epochs}
-    m.committed(Changes(keyrings={SK: keys}, relay_epochs={SK: latest}), T0)
+    m.committed(Changes(keyrings={SK: keys}, relay_epochs={SK: latest}), CLOCK)
 
 
 def rostered(m: DeviceModel, **revoked) -> None:
@@ -82,14 +84,14 @@ def rostered(m: DeviceModel, **revoked) -> None:
         roster_entry("a1", "alice", ME),
         roster_entry("b1", "bob", PEER, revoked.get("b1")),
     ]
-    m.received("t", request("GET", "/graphs/g:team/devices"), ok({"devices": entries}), 1.0, T0)
+    m.received("t", request("GET", "/graphs/g:team/devices"), ok({"devices": entries}), 1.0, CLOCK)
 
 
 def pulled(m: DeviceModel, ops: list[dict], after: int = 0, epoch: int = 1) -> None:
     cursor = max([after, *(o["seq"] for o in ops)])
     answer = {"ops": ops, "cursor": cursor, "more": False, "epoch": epoch}
     m.received(
-        "t", request("GET", "/graphs/g:team/pull", after=after, limit=500), ok(answer), 1.0, T0
+        "t", request("GET", "/graphs/g:team/pull", after=after, limit=500), ok(answer), 1.0, CLOCK
     )
 
 
@@ -100,10 +102,10 @@ def rules(m: DeviceModel) -> list[str]:
 def test_client_rule_1_a_stamp_is_max_of_now_last_plus_one_and_prior_rev_plus_one():
     m = model()
     m.committed(Changes(held={(SK, "r0"): record("r0", T0, "alice")},
-                        queued={(SK, "r0"): record("r0", T0, "alice")}), T0)  # fmt: skip
+                        queued={(SK, "r0"): record("r0", T0, "alice")}), CLOCK)  # fmt: skip
     assert rules(m) == []
     stale = record("r0", T0, "alice", t="again")  # an edit stamped like the write it replaces
-    m.committed(Changes(held={(SK, "r0"): stale}, queued={(SK, "r0"): stale}), T0)
+    m.committed(Changes(held={(SK, "r0"): stale}, queued={(SK, "r0"): stale}), CLOCK)
     assert rules(m) == ["client rule 1"]
 
 
@@ -123,7 +125,7 @@ def test_client_rule_2_a_record_that_fails_a_check_is_never_applied(
     rostered(m, b1=revoked_at)
     rec = record("r1", T0)
     pulled(m, [op(rec, 1, signer=signer, device=device)])
-    m.committed(Changes(held={(SK, "r1"): rec}, cursors={("g:team", (), ()): 1}), T0)
+    m.committed(Changes(held={(SK, "r1"): rec}, cursors={("g:team", (), ()): 1}), CLOCK)
     assert "client rule 2" in rules(m)
     assert reason in m.findings[0].detail
 
@@ -133,14 +135,14 @@ def test_client_rule_2_a_record_that_passes_every_check_is_applied_not_skipped()
     keyed(m)
     rostered(m)
     pulled(m, [op(record("r1", T0), 1)])
-    m.committed(Changes(cursors={("g:team", (), ()): 1}), T0)
+    m.committed(Changes(cursors={("g:team", (), ()): 1}), CLOCK)
     assert rules(m) == ["client rule 2"]
     good = model()
     keyed(good)
     rostered(good)
     rec = record("r1", T0)
     pulled(good, [op(rec, 1)])
-    good.committed(Changes(held={(SK, "r1"): rec}, cursors={("g:team", (), ()): 1}), T0)
+    good.committed(Changes(held={(SK, "r1"): rec}, cursors={("g:team", (), ()): 1}), CLOCK)
     assert rules(good) == []
 
 
@@ -149,7 +151,7 @@ def test_client_rule_4_the_cursor_never_passes_an_op_under_a_missing_epoch():
     keyed(m)
     rostered(m)
     pulled(m, [op(record("r1", T0), 1, key=KEY2, epoch=2)], epoch=2)
-    m.committed(Changes(cursors={("g:team", (), ()): 1}), T0)
+    m.committed(Changes(cursors={("g:team", (), ()): 1}), CLOCK)
     assert rules(m) == ["client rule 4"]
 
 
@@ -157,9 +159,9 @@ def test_client_rule_5_a_device_behind_an_epoch_holds_its_writes():
     m = model()
     keyed(m)
     mine = record("r0", T0, "alice")
-    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), T0)
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
     pulled(m, [], epoch=2)  # an answer shows epoch 2; the device holds epoch 1
-    m.committed(Changes(relay_epochs={SK: 2}), T0)  # and keeps it at once
+    m.committed(Changes(relay_epochs={SK: 2}), CLOCK)  # and keeps it at once
     envelope = {"v": 1, "r": mine, "d": "a1", "s": sign_record(ME.sign_key, SK, mine)}
     n, c = seal_record(KEY1, SK, envelope, entropy=ENTROPY.fork("mine"))
     push = {"ops": [{"recordId": "r0", "rev": T0, "e": 1, "n": n, "c": c}]}
@@ -171,14 +173,14 @@ def test_client_rule_8_echo_skipping_only_over_its_own_whole_batch():
     m = model()
     keyed(m)
     mine = record("r0", T0, "alice")
-    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), T0)
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
     envelope = {"v": 1, "r": mine, "d": "a1", "s": sign_record(ME.sign_key, SK, mine)}
     n, c = seal_record(KEY1, SK, envelope, entropy=ENTROPY.fork("mine"))
     push = request("POST", "/graphs/g:team/push", {"ops": [{"recordId": "r0", "rev": T0,
                    "e": 1, "n": n, "c": c}]})  # fmt: skip
     m.sent("t", push, 2.0)
-    m.received("t", push, ok({"accepted": 1, "cursor": 3, "now": T0, "epoch": 1}), 2.1, T0)
-    m.committed(Changes(queued={(SK, "r0"): None}, cursors={("g:team", (), ()): 3}), T0)
+    m.received("t", push, ok({"accepted": 1, "cursor": 3, "now": T0, "epoch": 1}), 2.1, CLOCK)
+    m.committed(Changes(queued={(SK, "r0"): None}, cursors={("g:team", (), ()): 3}), CLOCK)
     assert rules(m) == ["client rule 8"]  # seqs 1 and 2 are somebody else's
 
 
@@ -186,12 +188,12 @@ def test_client_rule_10_a_request_that_got_429_is_retried_after_a_backoff():
     m = model()
     pull = request("GET", "/graphs/g:team/pull", after=0, limit=500)
     m.sent("t", pull, 1.0)
-    m.received("t", pull, ok({"error": "rate-limited"}, 429), 1.1, T0)
+    m.received("t", pull, ok({"error": "rate-limited"}, 429), 1.1, CLOCK)
     m.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
     assert rules(m) == ["client rule 10"]
     again = model()
     again.sent("t", pull, 1.0)
-    again.received("t", pull, ok({"error": "rate-limited"}, 429), 1.1, T0)
+    again.received("t", pull, ok({"error": "rate-limited"}, 429), 1.1, CLOCK)
     again.sent("t", pull, 1.6)
     assert rules(again) == []
 
@@ -207,7 +209,7 @@ def test_client_rule_13_after_minting_the_device_adopts_what_the_relay_holds():
     m = model()
     body = {"epoch": 1, "wraps": [{"deviceId": "a1", "wrapped": "w"}], "excluding": []}
     m.sent("t", request("POST", "/graphs/g:team/keys", body), 1.0)
-    m.committed(Changes(keyrings={SK: {1: KEY1}}), T0)  # adopted without reading back
+    m.committed(Changes(keyrings={SK: {1: KEY1}}), CLOCK)  # adopted without reading back
     assert rules(m) == ["client rule 13"]
 
 
@@ -226,7 +228,7 @@ def test_client_rule_14_approve_mode_wraps_only_approved_devices():
     keyed(approved)
     rostered(approved)
     fp = device_fingerprint("bob", PEER.pub_jwk, PEER.sig_jwk)
-    approved.committed(Changes(pins={"b1": Pin("approved", "human", fp)}), T0)
+    approved.committed(Changes(pins={"b1": Pin("approved", "human", fp)}), CLOCK)
     approved.sent("t", request("POST", "/graphs/g:team/keys", body), 1.0)
     assert rules(approved) == []
 
@@ -248,22 +250,22 @@ def test_log_chain_a_head_at_a_boundary_folds_every_entry_up_to_it():
         request("GET", "/graphs/g:team/log", after=0, limit=500),
         ok({"entries": entries, "cursor": 65, "more": False, "head": 65}),
         1.0,
-        T0,
+        CLOCK,
     )
     head = log_genesis(SK)
     for e in entries[:64]:
         head = log_step(head, e["seq"], e["recordId"], e["rev"])
-    m.committed(Changes(logs={SK: LogView("unverified", None, {64: head})}), T0)
+    m.committed(Changes(logs={SK: LogView("unverified", None, {64: head})}), CLOCK)
     assert rules(m) == []
-    m.committed(Changes(logs={SK: LogView("unverified", None, {64: "x" * 43})}), T0)
+    m.committed(Changes(logs={SK: LogView("unverified", None, {64: "x" * 43})}), CLOCK)
     assert rules(m) == ["Log chain"]
 
 
 def test_log_status_alarm_needs_a_contradiction_and_is_latched():
     m = model()
-    m.committed(Changes(logs={SK: LogView("alarm")}), T0)
+    m.committed(Changes(logs={SK: LogView("alarm")}), CLOCK)
     assert rules(m) == ["Log verification status"]
-    m.committed(Changes(logs={SK: LogView("unverified")}), T0)
+    m.committed(Changes(logs={SK: LogView("unverified")}), CLOCK)
     assert rules(m) == ["Log verification status"] * 2
 
 
@@ -277,13 +279,13 @@ def test_a_variant_that_changes_a_rule_leaves_it_to_the_other_invariants():
 def test_client_rule_4_an_op_under_a_missing_epoch_makes_it_fetch_keys_before_pulling_again():
     m = model()
     keyed(m)  # epoch 1 only
-    m.committed(Changes(relay_epochs={SK: 2}), T0)
+    m.committed(Changes(relay_epochs={SK: 2}), CLOCK)
     pulled(m, [op(record("r0", T0), 1, key=KEY2, epoch=2)], epoch=2)
     m.sent("t", request("GET", "/graphs/g:team/pull", after=0, limit=500), 1.5)
     assert rules(m) == ["client rule 4"]
     fetched = model()
     keyed(fetched)
-    fetched.committed(Changes(relay_epochs={SK: 2}), T0)
+    fetched.committed(Changes(relay_epochs={SK: 2}), CLOCK)
     pulled(fetched, [op(record("r0", T0), 1, key=KEY2, epoch=2)], epoch=2)
     fetched.sent("t", request("GET", "/graphs/g:team/keys"), 1.5)
     fetched.sent("t", request("GET", "/graphs/g:team/pull", after=0, limit=500), 1.6)
@@ -292,7 +294,7 @@ def test_client_rule_4_an_op_under_a_missing_epoch_makes_it_fetch_keys_before_pu
 
 def test_log_status_ok_goes_back_to_unverified_when_the_relay_cannot_be_reached():
     m = model()
-    m.committed(Changes(logs={SK: LogView("ok", None, {})}), T0)
+    m.committed(Changes(logs={SK: LogView("ok", None, {})}), CLOCK)
     keys = request("GET", "/graphs/g:team/keys")
     m.sent("t", keys, 1.0)
     m.lost("t", keys, 11.0)

@@ -116,17 +116,19 @@ def open_op(key: bytes, storage_key: str, op: dict) -> tuple[dict | None, Proble
     return envelope, None
 
 
-def authorship_problem(
-    envelope: dict, storage_key: str, roster: dict[str, dict], boundary: bool
-) -> Problem | None:
+def authorship_problems(
+    envelope: dict, storage_key: str, roster: dict[str, dict]
+) -> tuple[Problem | None, Problem | None]:
     """Client rule 2's authorship clauses against one roster: ``d`` is in it, ``s``
     verifies over the record as sealed, ``r.by`` is the device's member, and the
-    device was not revoked when ``r.at`` says the record was written. ``boundary``:
-    whether a revocation at exactly ``r.at`` counts (the spec does not say)."""
+    device was not revoked when ``r.at`` says the record was written. The spec does
+    not say whether a revocation at exactly ``r.at`` counts: (the problem if it
+    does not, the problem if it does), the signature checked once for both."""
     record, device_id = envelope["r"], envelope.get("d")
     entry = roster.get(device_id) if isinstance(device_id, str) else None
     if not isinstance(entry, dict):
-        return "unknown-device", f"signer {device_id!r} is not in the roster"
+        problem = "unknown-device", f"signer {device_id!r} is not in the roster"
+        return problem, problem
     signature = envelope.get("s")
     try:
         valid = isinstance(signature, str) and verify_record(
@@ -135,12 +137,13 @@ def authorship_problem(
     except (SimkitError, ValueError, TypeError):
         valid = False
     if not valid:
-        return "bad-signature", f"s does not verify under {device_id!r}'s roster key"
+        problem = "bad-signature", f"s does not verify under {device_id!r}'s roster key"
+        return problem, problem
     if record["by"] != entry.get("memberId"):
-        return "wrong-author", f"r.by {record['by']!r} is not {device_id!r}'s member"
+        problem = "wrong-author", f"r.by {record['by']!r} is not {device_id!r}'s member"
+        return problem, problem
     revoked_at = entry.get("revokedAt")
-    if is_number(revoked_at) and (
-        revoked_at < record["at"] or (boundary and revoked_at == record["at"])
-    ):
-        return "revoked-device", f"{device_id!r} was revoked at {revoked_at}, before r.at"
-    return None
+    if not is_number(revoked_at) or revoked_at > record["at"]:
+        return None, None
+    revoked = "revoked-device", f"{device_id!r} was revoked at {revoked_at}, before r.at"
+    return (revoked if revoked_at < record["at"] else None), revoked

@@ -1,7 +1,7 @@
 """What a device model keeps per graph: what the device was given (served ops,
 rosters, wraps, log pages, answers) and what it holds, as committed."""
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import attrs
 
@@ -76,3 +76,4 @@ class Graph:
     pulled: int = 0  # when it last sent a pull (tick)
     pushed: tuple[int, int] = (0, 0)  # when it sent its last two pushes (ticks)
     push_body: bytes = b""  # the last push's body
+    signed: Counter = attrs.Factory(Counter)  # write kind -> pushed ops (pushes.py samples)

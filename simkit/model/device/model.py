@@ -16,6 +16,7 @@ constructions (``simkit.protocol``) and the wire vocabulary.
 """
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import attrs
 
@@ -30,6 +31,8 @@ from simkit.model.device.wire import as_int, error_code, is_count, parsed, route
 from simkit.model.device.writes import WriteRules
 from simkit.model.rules import changed
 from simkit.protocol.ids import graph_id_for, storage_key
+
+Clock = Callable[[], int]  # reads the device's own clock, in ms
 
 SYNC_ROUTES = ("push", "pull", "log", "get_keys", "keygaps", "roster", "put_keys", "discard")
 
@@ -52,6 +55,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self.changes = tuple(changes)
         self.excused: Counter[str] = Counter()  # findings left to the other invariants
         self.findings: list[Finding] = []
+        self.on_finding: Callable[[Finding], object] | None = None  # told of each at once
         self.graphs: dict[str, Graph] = {}
         self.pins: dict[str, Pin] = {}
         self.triples: dict[str, set[str | None]] = defaultdict(set)  # device -> fingerprints
@@ -94,7 +98,10 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         if excused is not None:
             self.excused[excused] += 1
             return
-        self.findings.append(Finding(rule, f"{self.me.device_id} {detail}", graph, tuple(records)))
+        finding = Finding(rule, f"{self.me.device_id} {detail}", graph, tuple(records))
+        self.findings.append(finding)
+        if self.on_finding is not None:
+            self.on_finding(finding)
 
     # -- requests --------------------------------------------------------------------------
 
@@ -109,7 +116,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         route, params = route_of(request)
         if route in ("get_keys", "pull") and (graph := self.graphs.get(self._sk(params["gid"]))):
             self._keys_fetched(task, graph, route)
-        if route is None or self._failures.get(task) == signature_of(request):
+        failed = self._failures.get(task)
+        if route is None or (failed is not None and failed == signature_of(request)):
             return  # a retry sends again what was judged when it was first sent
         sk = self._sk(params["gid"]) if "gid" in params else None
         if sk is not None and route in ("push", "pull"):
@@ -190,8 +198,9 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
 
     # -- answers ---------------------------------------------------------------------------
 
-    def received(self, task: object, request, response, now: float, clock_ms: int) -> None:
-        """The device received ``response`` to ``request`` (``clock_ms``: its own clock)."""
+    def received(self, task: object, request, response, now: float, clock: Clock) -> None:
+        """The device received ``response`` to ``request``; ``clock`` reads its own clock
+        in ms (read only when a rule needs it: reading it for every answer is slow)."""
         self.tick += 1
         status = response.status
         if status == 429 or status >= 500:
@@ -231,7 +240,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             if lacking:
                 graph.keys_owed = (task, min(lacking))
         elif route == "push" and push is not None:
-            self._staged.append(("push", sk, push, answer, clock_ms))
+            self._staged.append(("push", sk, push, answer, clock()))
         elif route == "get_keys":
             self._keys_answered(graph, answer)
         elif route in ("roster", "keygaps"):
@@ -301,8 +310,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
 
     # -- commits ---------------------------------------------------------------------------
 
-    def committed(self, changes: Changes, clock_ms: int) -> None:
-        """One commit of the device's durable state, at its own clock ``clock_ms``."""
+    def committed(self, changes: Changes, clock: Clock) -> None:
+        """One commit of the device's durable state; ``clock`` reads its own clock in ms."""
         self.tick += 1
         staged, self._staged = self._staged, []
         for kind, *args in staged:
@@ -324,6 +333,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             self._pinned(device_id, pin)
         touched = {key for part in (changes.held, changes.queued, changes.refused) for key in part}
         order = {k: self.graph(k[0]).restamps.get(k[1], -1) for k in touched}
+        clock_ms = clock() if touched else 0
         for sk, rid in sorted(touched, key=order.__getitem__):
             restamp = self.graph(sk).restamps.pop(rid, None) is not None
             self._record_changed(sk, rid, changes, clock_ms, restamp)

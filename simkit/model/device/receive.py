@@ -2,6 +2,7 @@
 or wait for, and how far its cursors may move."""
 
 import bisect
+import functools
 
 from simkit.model.device import facts
 from simkit.model.device.graph import Graph, Served
@@ -17,9 +18,8 @@ class ReceiveRules:
     A part of ``DeviceModel`` (its state, ``graph`` and ``find`` are the model's)."""
 
     def _pulled(self, graph: Graph, request, answer: dict) -> None:
-        kinds = tuple(sorted(filter(None, request.query.get("kinds", "").split(","))))
-        shards = tuple(sorted(filter(None, request.query.get("shards", "").split(","))))
-        sub = (gid(request.path), kinds, shards)
+        query = request.query
+        sub = _subscription(request.path, query.get("kinds", ""), query.get("shards", ""))
         ops = answer.get("ops") if isinstance(answer.get("ops"), list) else []
         after = as_int(request.query.get("after"), 0)
         cursor = answer.get("cursor")
@@ -194,8 +194,9 @@ class ReceiveRules:
             return ACCEPT, "", record
         if not rosters:
             return UNDECIDED, "no roster", record
-        strict = [facts.authorship_problem(envelope, sk, r, boundary=False) for _, r in rosters]
-        lenient = [facts.authorship_problem(envelope, sk, r, boundary=True) for _, r in rosters]
+        judged = [facts.authorship_problems(envelope, sk, r) for _, r in rosters]
+        strict = [problem for problem, _ in judged]
+        lenient = [problem for _, problem in judged]
         if all(strict):
             return REFUSE, f"{strict[-1][0]}: {strict[-1][1]}", record
         if not any(lenient):
@@ -305,3 +306,13 @@ def refused_for_good(graph: Graph, rid: str) -> bool:
     """The relay refused the device's last push of ``rid`` for a reason no repair fixes."""
     reason = graph.settled.get(rid)
     return isinstance(reason, str) and reason != "rev-too-far-ahead"
+
+
+@functools.lru_cache(maxsize=1024)
+def _subscription(path: str, kinds: str, shards: str) -> Subscription:
+    """The subscription a pull serves, from its path and filters (asked all day)."""
+    return (
+        gid(path),
+        tuple(sorted(filter(None, kinds.split(",")))),
+        tuple(sorted(filter(None, shards.split(",")))),
+    )

@@ -12,18 +12,18 @@ from simkit.protocol.records import verify_record
 
 
 def route_of(request) -> tuple[str | None, dict]:
-    name, params = _route(request.method, request.path)
-    return name, dict(params)
+    """A request's route name and path parameters (read-only: they are shared)."""
+    return _route(request.method, request.path)
 
 
 @functools.lru_cache(maxsize=4096)
-def _route(method: str, path: str) -> tuple[str | None, tuple]:
+def _route(method: str, path: str) -> tuple[str | None, dict]:
     """A path is matched once: a device asks the same few paths all day."""
     try:
         route, params = match(method, path)
     except Refuse:
-        return None, ()
-    return route.name, tuple(params.items())
+        return None, {}
+    return route.name, params
 
 
 def gid(path: str) -> str:
