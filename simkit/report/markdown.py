@@ -50,8 +50,8 @@ def window_sentence(story: Story) -> str:
         also = f" Also drawn: the {len(story.cited)} events of the violation's evidence."
     else:
         also = (
-            f" Also drawn: the run's {len(story.cited)} ceremonies, faults, crashes, alarms "
-            "and first rejections."
+            f" Also drawn: {len(story.cited)} moments of the run (its ceremonies, faults, "
+            "crashes, alarms, first rejections and how it ended)."
         )
     gaps = " A note marks each stretch left out." if also else ""
     return (
