@@ -434,18 +434,24 @@ class ApprovalGate(Invariant):
 
 def _not_the_minted_key(world, grant: dict) -> bool:
     """Whether a grant's wraps carry another key than the one its epoch was minted with
-    (simulation only: the world holds every device's wrapping key)."""
+    (simulation only: the world holds every device's wrapping key). Each side is read
+    through the first of its devices that is running (a crashed one has no keys)."""
     graph = world.relay.state.graphs.get(grant["graph"])
     holders = graph.wraps.get(grant["epoch"], {}) if graph else {}
     minted = world.ledger.minted.get((grant["graph"], grant["epoch"]), ())
-    keys = []
-    for device_id in (minted[:1], grant["devices"][:1]):
-        slot = world.slots.get(device_id[0]) if device_id else None
-        wrapped = holders.get(device_id[0]) if device_id else None
+    keys = [_held_key(world, holders, minted), _held_key(world, holders, grant["devices"])]
+    return None not in keys and keys[0] != keys[1]
+
+
+def _held_key(world, holders: dict, device_ids) -> bytes | None:
+    """The key the relay's wrap for the first running device of ``device_ids`` holds."""
+    for device_id in device_ids:
+        slot = world.slots.get(device_id)
+        wrapped = holders.get(device_id)
         if slot is None or slot.device is None or wrapped is None:
-            return False
+            continue
         try:
-            keys.append(unwrap_graph_key(wrapped, slot.device.keys.wrap_key))
+            return unwrap_graph_key(wrapped, slot.device.keys.wrap_key)
         except CryptoError:
-            return False
-    return keys[0] != keys[1]
+            continue
+    return None

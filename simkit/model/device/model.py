@@ -317,6 +317,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         for kind, *args in staged:
             if kind == "push":
                 self._push_answered(*args)
+        if not changes:
+            return  # a commit that rewrote only what it held already
         for sk, keys in changes.keyrings.items():
             self._keys_adopted(self.graph(sk), keys)
         for sk, epoch in changes.relay_epochs.items():
