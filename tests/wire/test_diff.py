@@ -37,7 +37,9 @@ def test_diff_finds_no_divergence_between_the_reference_and_simkit_serve(serve, 
     out = tmp_path / "repro.json"
     result = simkit("diff", served.url, "--cohorts", COHORTS, "--time", 4, "--out", out)
     assert result.exit_code == 0, result.output
-    assert "no divergence (the budget ran out)" in result.output and not out.exists()
+    # a fast machine runs all 100 cohorts inside the budget: either ending is a pass
+    ended = ("no divergence (the budget ran out)", "no divergence (the cohorts ran out)")
+    assert any(e in result.output for e in ended) and not out.exists(), result.output
     again = simkit("diff", served.url, "--cohorts", COHORTS, "--time", 1)
     assert again.exit_code == 2 and "needs a relay with an empty store" in again.output
 
