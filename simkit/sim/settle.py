@@ -153,16 +153,20 @@ def _grant_owed(world, sk: str, graph) -> bool:
     holding that key would grant it (client rule 14's gate)."""
     latest = graph.latest_epoch
     wrapped = graph.wraps.get(latest, {})
-    for device in world.relay.eligible(sk) if latest else ():
-        slot = world.slots.get(device.device_id)
-        if slot is None or not slot.alive or slot.revoked or device.device_id in wrapped:
-            continue
-        if any(
-            s is not slot and _would_wrap(world, s.device, slot.device_id)
-            for s in _holders(world, sk, latest)
-        ):
-            return True
-    return False
+    waiting = [
+        slot
+        for device in (world.relay.eligible(sk) if latest else ())
+        if device.device_id not in wrapped
+        and (slot := world.slots.get(device.device_id)) is not None
+        and slot.alive
+        and not slot.revoked
+    ]
+    holders = list(_holders(world, sk, latest)) if waiting else []
+    return any(
+        s is not slot and _would_wrap(world, s.device, slot.device_id)
+        for slot in waiting
+        for s in holders
+    )
 
 
 def _would_wrap(world, holder, device_id: str) -> bool:
