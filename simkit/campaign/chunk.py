@@ -56,6 +56,8 @@ class Chunk:
     shrink_attempts: int | None = 500
     preload: tuple[str, ...] = ()  # the campaign's variants, loaded in order first
     stop: str | None = None  # the Dask Event whose setting stops the chunk early
+    release: tuple[str, ...] = attrs.field(default=(), converter=tuple)  # rollout, mix
+    base: str | None = None  # a release's old version ("module:name" or a built-in)
 
     @property
     def target(self) -> str:
@@ -99,6 +101,8 @@ def fuzz_chunk(chunk: Chunk, progress=lambda result: None) -> dict:
         variant, seconds=chunk.seconds, seed=chunk.seed, max_steps=chunk.max_steps,
         examples=chunk.examples, shrink_seconds=chunk.shrink_seconds,
         shrink_attempts=chunk.shrink_attempts, variant_ref=chunk.variant, progress=progress,
+        release=frozenset(chunk.release), base=chunk.base and load_variant(chunk.base),
+        base_ref=chunk.base,
     )  # fmt: skip
     return outcome(chunk, result)
 

@@ -47,6 +47,8 @@ class Plan:
     shrink_attempts: int = 500
     stop_on_failure: bool = False
     corpus: Path | None = None  # known findings: replayed first, new findings added
+    release: tuple[str, ...] = ()  # "rollout" and/or "mix": a release (docs/releases.md)
+    base: str | None = None  # the version a release starts on; None: the honest stack
 
     def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
         """Chunk ``index``, or None when the campaign has no more."""
@@ -55,7 +57,8 @@ class Plan:
         common = {
             "index": index, "seed": chunk_seed(self.seed, index), "max_steps": self.max_steps,
             "shrink_seconds": self.shrink_seconds, "shrink_attempts": self.shrink_attempts,
-            "examples": self.chunk_examples, "stop": stop,
+            "examples": self.chunk_examples, "stop": stop, "release": self.release,
+            "base": self.base,
         }  # fmt: skip
         variants = [m for m in self.mutants if isinstance(m, str)] + [v for v in self.variants if v]
         common["preload"] = tuple(variants)

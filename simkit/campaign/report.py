@@ -18,7 +18,6 @@ from simkit.fuzz.reproducer import Reproducer, replay, replay_summary
 from simkit.report import render_report, svg
 from simkit.report.html import page_start, table
 from simkit.report.tables import Table
-from simkit.sim.behaviours import CATALOGUE
 
 FINDINGS_DIR = "findings"
 PLOT_HEIGHT = 200
@@ -165,7 +164,8 @@ def dashboard(data: dict) -> str:
     ]
     never = data["behaviours"]["never"]
     out.append(
-        f"<details><summary>never reached: {len(never)} of {len(CATALOGUE)}</summary>"
+        f"<details><summary>never reached: {len(never)} of {data['behaviours']['catalogue']}"
+        "</summary>"
         f"<ul>{''.join(f'<li>{escape(name)}</li>' for name in never)}</ul></details>"
     )
     out.append(table(chunks_table(data)))
@@ -378,7 +378,7 @@ def behaviours_svg(data: dict) -> str:
         "plot-behaviours",
         "Behaviours reached over time",
         series,
-        f"of {len(CATALOGUE)} behaviours",
+        f"of {data['behaviours']['catalogue']} behaviours",
         data["seconds"],
         stairs=True,
     )

@@ -32,6 +32,7 @@ from simkit.cli.terminal import Status, echo_lines
     "(chunks take turns).",
     multiple=True,
 )
+@options.release
 @click.option("--stop-on-failure", is_flag=True, help="Stop every chunk at the first finding.")
 @options.json("Write the JSON here.")
 @options.report(
@@ -68,6 +69,9 @@ def campaign(
     scheduler: str | None,
     seed: int,
     variant_refs: tuple[str, ...],
+    rollout: bool,
+    mix: bool,
+    base_ref: str | None,
     stop_on_failure: bool,
     json_path: str | None,
     report_dir: str | None,
@@ -102,13 +106,17 @@ def campaign(
             raise click.UsageError(f"{hint} do not go together")
     for ref in variant_refs:
         load_variant(ref)
+    release, _ = options.release_of(rollout, mix, base_ref)
+    if release and mutants_ref:
+        raise click.UsageError("--mutants and --rollout/--mix do not go together")
     variants = tuple(ref_resolved_from(ref, Path.cwd()) for ref in variant_refs) or (None,)
     plan = Plan(
         seconds=seconds, seed=seed, variants=variants,
         mutants=load_mutants(mutants_ref) if mutants_ref else (), chunks=chunks,
         chunk_examples=None if mutants_ref else CHUNK_EXAMPLES,  # a mutant: --time alone
         max_steps=max_steps, shrink_seconds=shrink_seconds, stop_on_failure=stop_on_failure,
-        corpus=Path(known_dir) if known_dir else KNOWN,
+        corpus=Path(known_dir) if known_dir else KNOWN, release=tuple(sorted(release)),
+        base=base_ref and ref_resolved_from(base_ref, Path.cwd()),
     )  # fmt: skip
     status = Status()
 

@@ -25,6 +25,7 @@ from simkit.cli.terminal import Status, echo_lines
     "Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
     "MODULE is looked up in the current directory first."
 )
+@options.release
 @options.out("simkit-repro-<variant>-<seed>.json")
 @options.json("Also write the run's figures, invariants, behaviours reached and finding as JSON.")
 @options.verbose()
@@ -34,6 +35,9 @@ def fuzz(
     seed: int,
     max_steps: int,
     variant_ref: str | None,
+    rollout: bool,
+    mix: bool,
+    base_ref: str | None,
     out: str | None,
     json_path: str | None,
     verbose: bool,
@@ -50,15 +54,19 @@ def fuzz(
 
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.fuzz.text import found_line, no_violation_lines, progress_line, violation_lines
-    from simkit.sim.variant import HONEST, load_variant
+    from simkit.sim.variant import HONEST, load_variant, ref_resolved_from
 
     variant = load_variant(variant_ref) if variant_ref else HONEST
+    release, base = options.release_of(rollout, mix, base_ref)
     path = out or f"simkit-repro-{variant.name}-{seed}.json"
     options.check_out_folder(path)
     _replay_known_first(variant_ref, path)
     budget = f"{seconds:g} s"
     if shrink_seconds is not None:
         budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"
+    if release:
+        kinds = " and ".join(sorted(release))
+        click.echo(f"fuzzing a release ({kinds}) from {base.name} to {variant.name}")
     click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
     status = Status()
 
@@ -71,7 +79,8 @@ def fuzz(
         variant, seconds=seconds, shrink_seconds=shrink_seconds or None,
         shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
         out=path, progress=lambda result: status.show(progress_line(result)), written=written,
-        shrink_workers=os.cpu_count() or 1,
+        shrink_workers=os.cpu_count() or 1, release=release, base=base,
+        base_ref=base_ref and ref_resolved_from(base_ref, Path.cwd()),
     )  # fmt: skip
     status.end()
     if json_path:
@@ -129,6 +138,12 @@ def replay(file: str, report_dir: str | None, verbose: bool) -> None:
     from simkit.invariants.text import grouped_lines
 
     repro = Reproducer.load(file)
+    if repro.base is not None:
+        upgrades = sum(1 for step in repro.steps if step.RULE == "upgrade")
+        click.echo(
+            f"a release from {repro.base} to {repro.variant or 'honest'}: "
+            f"{upgrades} upgrade step(s) (docs/releases.md)"
+        )
     result = run_replay(repro)
     click.echo(f"trace-hash: {result.trace_hash}{_matched(repro.trace_hash, result.trace_hash)}")
     if report_dir:

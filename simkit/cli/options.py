@@ -88,6 +88,43 @@ def variant(help: str, *, multiple: bool = False):
     )
 
 
+def release(command):
+    """``--rollout``, ``--mix`` and ``--base REF``, read as ``rollout``, ``mix`` and
+    ``base_ref``: fuzz a release from the base to ``--variant`` (docs/releases.md)."""
+    for option in reversed((
+        click.option(
+            "--rollout", is_flag=True,
+            help="Fuzz a release: every world starts on --base; devices upgrade to "
+            "--variant one at a time at drawn moments, the relay before, during or after.",
+        ),
+        click.option(
+            "--mix", is_flag=True,
+            help="Fuzz a release: keep a drawn part of the fleet on each version for the "
+            "whole run (the relay still upgrades at a drawn moment).",
+        ),
+        click.option(
+            "--base", "base_ref", metavar=VARIANT_METAVAR,
+            help="The version a release starts from (default: the protocol as specified; "
+            "previous-release, older-relay, older-client or MODULE:NAME).",
+        ),
+    )):  # fmt: skip
+        command = option(command)
+    return command
+
+
+def release_of(rollout: bool, mix: bool, base_ref: str | None):
+    """The release the options ask for: its kinds, and its base version (a usage error,
+    exit 2, when ``--base`` comes without ``--rollout`` or ``--mix``)."""
+    from simkit.sim.variant import HONEST, load_variant
+
+    kinds = frozenset(k for k, on in (("rollout", rollout), ("mix", mix)) if on)
+    if base_ref and not kinds:
+        raise click.UsageError(
+            "--base names the version a release starts from: add --rollout or --mix"
+        )
+    return kinds, load_variant(base_ref, where=f"--base {base_ref}") if base_ref else HONEST
+
+
 def out(default_name: str):
     """``--out FILE``: where a finding's reproducer is written."""
     return file("--out", help=f"Reproducer path (default: {default_name}).")

@@ -48,8 +48,9 @@ def vectors() -> None:
     "(docs/relay.md). Default: the conformance directory shipped with simkit.",
 )
 @options.variant(
-    "Serve a protocol variant's relay instead of the reference relay. Only for "
-    "testing simkit diff: a variant is a deliberately changed protocol."
+    "Serve a protocol variant's relay instead of the reference relay: a changed "
+    "protocol for testing simkit diff, or another release's (older-relay; serving the "
+    "same --store without it is that relay's upgrade, docs/releases.md)."
 )
 @click.option(
     "--no-rate-limits",

@@ -376,6 +376,11 @@ class Device:
             verify_signatures=self.config.verify_signatures,
         )
 
+    def as_sealed(self, record: dict) -> dict:
+        """The record as this version signs and seals it: as written (a newer client
+        adds members an older one does not know, Versioning rule 3)."""
+        return record
+
     def skip_missing_epoch(self) -> bool:
         """Client rule 4: an op under an epoch this device lacks stops the pull (never skipped)."""
         return False

@@ -62,8 +62,9 @@ async def sync_graph(device, graph_id: str) -> dict:
 
 
 def _op(device, graph_id: str, sk: str, record: dict, epoch: int, key: bytes) -> dict:
-    signature = sign_record(device.keys.sign_key, sk, record)
-    envelope = {"v": 1, "r": record, "d": device.device_id, "s": signature}
+    sealed = device.as_sealed(record)
+    signature = sign_record(device.keys.sign_key, sk, sealed)
+    envelope = {"v": 1, "r": sealed, "d": device.device_id, "s": signature}
     n, c = seal_record(key, sk, envelope, entropy=device.entropy)
     op = {"recordId": record["id"], "rev": record["at"], "e": epoch, "n": n, "c": c}
     if device.config.send_metadata:

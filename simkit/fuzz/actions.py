@@ -406,6 +406,21 @@ class Partition(Step):
 
 
 @attrs.frozen
+class Upgrade(Step):
+    """A release reaches ``target``: a device (or ``relay``) restarts into the new
+    version from its own persisted state (a rollout, docs/releases.md)."""
+
+    RULE = "upgrade"
+    target: str = attrs.field(validator=_id)
+
+    def actors(self) -> tuple[str, ...]:
+        return () if self.target == "relay" else (self.target,)
+
+    def action(self, now: float) -> S.Upgrade:
+        return S.Upgrade(self.target, now)
+
+
+@attrs.frozen
 class RelayCrash(Step):
     RULE = "relay-crash"
     seconds: float = attrs.field(validator=SECONDS)
@@ -560,7 +575,7 @@ STEPS: tuple[type[Step], ...] = (
     Advance, Write, Concurrent, Burst, Refresh, Pair, Approve, Reject, Revoke, Steal, Link,
     Rotate, RotateRace, Recover, Invite, Join, Leave, Capability, BlobUpload, BlobFetch,
     BlobDelete, Sweep, Heal, Crash, Restart, Partition, RelayCrash, Errors, Jump, Adversary,
-    Merge, Forge, FalseCheckpoint, Newer, Reimport, Rogue, Interrupt,
+    Merge, Forge, FalseCheckpoint, Newer, Reimport, Rogue, Interrupt, Upgrade,
 )  # fmt: skip
 BY_RULE = {cls.RULE: cls for cls in STEPS}
 

@@ -31,8 +31,14 @@ class DriverError(SimkitError):
 
 
 class WorldDriver:
-    def __init__(self, spec: WorldSpec, variant: Variant = HONEST, device_model: bool = True):
-        self.world = World(spec, variant, model_check=True, device_model=device_model)
+    def __init__(
+        self,
+        spec: WorldSpec,
+        variant: Variant = HONEST,
+        device_model: bool = True,
+        base: Variant = HONEST,
+    ):
+        self.world = World(spec, variant, model_check=True, device_model=device_model, base=base)
         self.clock = self.world.clock
         self._ready = threading.Event()
         self._token = None

@@ -28,6 +28,7 @@ from simkit.invariants import Monitor, Violation
 from simkit.model.requests import requests
 from simkit.sim.clock import relay_time_ms
 from simkit.sim.forge import HOWS
+from simkit.sim.network import RELAY
 from simkit.sim.variant import HONEST, Variant
 
 MAX_LINKS = 2
@@ -86,6 +87,8 @@ class WorldMachine(RuleBasedStateMachine):
     honest = True
     classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
     device_model = True  # off only to measure its cost (``simkit bench fuzz``)
+    base: Variant = HONEST  # a release: the version the world starts on (``variant``: the new)
+    release: frozenset = frozenset()  # "rollout" and/or "mix" (docs/releases.md)
     cut = False  # the budget ended this example mid-way
 
     @staticmethod
@@ -110,11 +113,12 @@ class WorldMachine(RuleBasedStateMachine):
 
     @initialize(data=st.data())
     def world_is(self, data):
-        self.start(data.draw(world_params(self.honest, self.classic), label="world"))
+        params = world_params(self.honest, self.classic, self.release)
+        self.start(data.draw(params, label="world"))
 
     def start(self, params: WorldParams) -> None:
         self.params = params
-        self.driver = WorldDriver(params.spec(), self.variant, self.device_model)
+        self.driver = WorldDriver(params.spec(), self.variant, self.device_model, self.base)
 
     def do(self, step: A.Step) -> None:
         """Record and apply one step, then check the invariants, exactly as ``replay``
@@ -622,6 +626,32 @@ class WorldMachine(RuleBasedStateMachine):
         route = None if self.classic else self.pick(data, OUTAGE_ROUTES, "route")
         self.do(A.Errors(status=status, seconds=seconds, route=route))
 
+    @precondition(lambda self: "rollout" in self.release and self.params is not None)
+    @rule(data=st.data())
+    def upgrade(self, data):
+        """The release reaches one more device, at a drawn moment (one at a time)."""
+        world = self.world
+        old = [
+            d
+            for d, s in sorted(world.slots.items())
+            if d not in world.versions.moved and not s.revoked
+        ]
+        if old:
+            self.do(A.Upgrade(target=self.pick(data, old, "device")))
+
+    @precondition(
+        lambda self: (
+            self.params is not None
+            and self.params.rollout is not None
+            and RELAY not in self.world.versions.moved
+        )
+    )
+    @rule()
+    def upgrade_relay(self):
+        """The release reaches the relay, at a drawn moment: before, between or after
+        the devices (it may also have started on the new version)."""
+        self.do(A.Upgrade(target=RELAY))
+
     @swarm("relay-crash")
     @rule(seconds=st.sampled_from([5, 30]))
     def relay_crash(self, seconds):
@@ -739,12 +769,21 @@ class AdversaryMachine(WorldMachine):
 
 
 def machine_for(
-    variant: Variant, honest: bool, classic: bool = False, device_model: bool = True
+    variant: Variant,
+    honest: bool,
+    classic: bool = False,
+    device_model: bool = True,
+    base: Variant = HONEST,
+    release: frozenset = frozenset(),
 ) -> type[WorldMachine]:
     """A state machine class that fuzzes ``variant`` (``classic``: with the rules and
     draws of commit 685eb33's machines, so that a benchmark compares equal work;
-    ``device_model``: off only to measure what the model costs)."""
-    base = HonestMachine if honest else AdversaryMachine
-    name = f"{base.__name__}[{variant.name}]"
-    attributes = {"variant": variant, "classic": classic, "device_model": device_model}
-    return type(name, (base,), attributes)
+    ``device_model``: off only to measure what the model costs; ``release``:
+    ``rollout`` and/or ``mix``, from ``base`` to ``variant``, docs/releases.md)."""
+    machine = HonestMachine if honest else AdversaryMachine
+    name = f"{machine.__name__}[{variant.name}]"
+    attributes = {
+        "variant": variant, "classic": classic, "device_model": device_model,
+        "base": base, "release": frozenset(release),
+    }  # fmt: skip
+    return type(name, (machine,), attributes)

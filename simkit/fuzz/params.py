@@ -147,6 +147,21 @@ def _capabilities(instance, attribute, value) -> None:
             _bad(attribute, choice, "a capability: " + ", ".join(CAPABILITIES))
 
 
+def _rollout(instance, attribute, value) -> None:
+    """``{"relay_new": bool, "devices_new": [device IDs]}``: who starts on the new version."""
+    if value is None:
+        return
+    if not isinstance(value, dict) or set(value) != {"relay_new", "devices_new"}:
+        _bad(attribute, value, 'null or {"relay_new": true|false, "devices_new": [device IDs]}')
+    if not isinstance(value["relay_new"], bool):
+        _bad(attribute, value["relay_new"], "true or false (relay_new)")
+    fleet = [d for ids in MEMBERS.values() for d in ids]
+    if not isinstance(value["devices_new"], list) or any(
+        d not in fleet for d in value["devices_new"]
+    ):
+        _bad(attribute, value["devices_new"], "a list of the fleet's devices: " + ", ".join(fleet))
+
+
 def _rules(value):
     if value is None:
         return None
@@ -172,6 +187,8 @@ class WorldParams:
     client: dict = attrs.field(factory=dict, validator=_client)
     capabilities: dict = attrs.field(factory=dict, validator=_capabilities)
     rules: tuple[str, ...] | None = attrs.field(default=None, converter=_rules)
+    # a release: who starts on the new version (the rest upgrade by ``upgrade`` steps)
+    rollout: dict | None = attrs.field(default=None, validator=_rollout)
 
     def relay_settings(self) -> dict:
         settings = {k: v for k, v in self.relay.items() if k != "rate_limits"}
@@ -211,6 +228,7 @@ class WorldParams:
             approval_mode=self.approval_mode,
             relay_settings=self.relay_settings(),
             client_settings=self.client_settings(),
+            rollout=None if self.rollout is None else S.Rollout(**self.rollout),
         )
 
     def enabled(self, rule: str) -> bool:
@@ -219,6 +237,8 @@ class WorldParams:
     def to_json(self) -> dict:
         data = attrs.asdict(self)
         data["rules"] = None if self.rules is None else list(self.rules)
+        if self.rollout is None:
+            del data["rollout"]  # a world of one version, as before releases were fuzzed
         return data
 
 
@@ -232,11 +252,14 @@ CLASSIC = {
 
 
 @st.composite
-def world_params(draw, honest: bool = True, classic: bool = False) -> WorldParams:
+def world_params(
+    draw, honest: bool = True, classic: bool = False, release: frozenset = frozenset()
+) -> WorldParams:
     """Draw a world: seed, approval mode, skew and loss, settings, capabilities and
     the swarm. ``classic``: the draws of commit 685eb33's machines (seed and approval,
     plus skew and loss for the honest one; default settings; their rules), for
-    comparing equal work."""
+    comparing equal work. ``release``: ``rollout`` and/or ``mix`` (docs/releases.md):
+    whether the relay starts on the new version, and (``mix``) which devices do."""
 
     def changed(choices: dict) -> dict:
         drawn = {name: draw(_setting(values), label=name) for name, values in choices.items()}
@@ -259,6 +282,14 @@ def world_params(draw, honest: bool = True, classic: bool = False) -> WorldParam
         if (choice := draw(st.sampled_from(list(CAPABILITIES)), label=f"{member} may")) != "all"
     }
     swarm = draw(st.fixed_dictionaries({rule: st.booleans() for rule in SWARM}), label="swarm")
+    rollout = None
+    if release:
+        fleet = [d for ids in MEMBERS.values() for d in ids]
+        mixed = st.lists(st.sampled_from(fleet), unique=True) if "mix" in release else st.just([])
+        rollout = {
+            "relay_new": draw(st.booleans(), label="relay starts new"),
+            "devices_new": sorted(draw(mixed, label="devices start new")),
+        }
     return WorldParams(
         seed,
         approval,
@@ -269,4 +300,5 @@ def world_params(draw, honest: bool = True, classic: bool = False) -> WorldParam
         client=changed(CLIENT_CHOICES),
         capabilities=caps,
         rules=tuple(rule for rule in SWARM if swarm[rule]),
+        rollout=rollout,
     )

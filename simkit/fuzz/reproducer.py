@@ -23,12 +23,13 @@ from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
 from simkit.invariants.verdicts import first_violation, verdicts
-from simkit.sim.variant import HONEST, load_variant, ref_relative_to, ref_resolved_from
+from simkit.sim.variant import HONEST, load_variant, named, ref_relative_to, ref_resolved_from
 
 FORMAT = 1  # the reproducer file format this simkit writes and reads
-KEYS = ("simkit", "format", "machine", "variant", "world", "steps", "violations",
+KEYS = ("simkit", "format", "machine", "variant", "base", "world", "steps", "violations",
         "trace_hash", "found")  # fmt: skip
-"""A reproducer's keys (``found``: a person's note on what it found)."""
+"""A reproducer's keys (``found``: a person's note on what it found; ``base``: a
+release's old version, present only when the world ran a rollout)."""
 
 
 class ReproducerError(InputError):
@@ -96,9 +97,17 @@ def _check_schema(data) -> None:
     if odd or "seed" not in data["world"]:
         what = f"unknown key world.{odd[0]}" if odd else "missing key world.seed"
         raise ReproducerError(f"{what} (a world has: {', '.join(sorted(fields))})")
-    variant = data.get("variant")
-    if variant is not None and (not isinstance(variant, str) or ":" not in variant):
-        raise ReproducerError(f'"variant" must be null or "module:name", not {variant!r}')
+    for key in ("variant", "base"):
+        ref = data.get(key)
+        if ref is not None and (not isinstance(ref, str) or not (":" in ref or ref in named())):
+            raise ReproducerError(
+                f'"{key}" must be null, "module:name" or a built-in version '
+                f"({', '.join(named())}), not {ref!r}"
+            )
+    if (data.get("base") is None) != (data["world"].get("rollout") is None):
+        raise ReproducerError(
+            'a rollout needs both "base" (the version it starts on) and world.rollout'
+        )
     recorded = data.get("trace_hash")
     if recorded is not None and not (isinstance(recorded, str) and len(recorded) == 64):
         raise ReproducerError(
@@ -115,6 +124,7 @@ class Reproducer:
     steps: tuple[Step, ...] = attrs.field(converter=parse_steps)
     variant: str | None = None  # "module:name" or "path/to/file.py:name"
     violations: tuple[dict, ...] = ()
+    base: str | None = None  # a release's old version (its new one: ``variant``)
     trace_hash: str | None = None
     simkit: str = __version__
     origin: str | None = attrs.field(default=None, eq=False)  # the file it was loaded from
@@ -125,6 +135,7 @@ class Reproducer:
             "format": FORMAT,
             "machine": self.machine,
             "variant": self.variant,
+            **({} if self.base is None else {"base": self.base}),
             "world": self.params.to_json(),
             "steps": [step.to_json() for step in self.steps],
             "violations": list(self.violations),
@@ -133,8 +144,9 @@ class Reproducer:
 
     def write(self, path: str | Path) -> None:
         data = self.to_json()
-        if self.variant:
-            data["variant"] = ref_relative_to(self.variant, Path(path).parent)
+        for key in ("variant", "base"):
+            if data.get(key):
+                data[key] = ref_relative_to(data[key], Path(path).parent)
         Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
@@ -168,6 +180,7 @@ class Reproducer:
             steps=steps,
             variant=variant and ref_resolved_from(variant, folder),
             violations=tuple(data.get("violations", ())),
+            base=data.get("base") and ref_resolved_from(data["base"], folder),
             trace_hash=data.get("trace_hash"),
             simkit=data.get("simkit", __version__),
             origin=origin,
@@ -196,8 +209,11 @@ class ReplayResult:
 def replay(repro: Reproducer) -> ReplayResult:
     """Rerun a reproducer; stop at the first step after which an invariant breaks."""
     variant = load_variant(repro.variant, repro.origin) if repro.variant else HONEST
+    base = HONEST
+    if repro.base:
+        base = load_variant(repro.base, where=f'{repro.origin}: "base" {repro.base}')
     monitor = Monitor(honest=repro.machine == "honest")
-    driver = WorldDriver(repro.params.spec(), variant)
+    driver = WorldDriver(repro.params.spec(), variant, base=base)
 
     def stop(violations, failed_at: int) -> ReplayResult:
         world = driver.world
@@ -234,6 +250,7 @@ def replay_summary(repro: Reproducer, result: ReplayResult, name: str) -> dict:
         "description": (
             f"Replay of a reproducer: the {repro.machine} machine"
             + (f" with variant {repro.variant}" if repro.variant else "")
+            + (f", a rollout from {repro.base}" if repro.base else "")
             + f", {len(repro.steps)} steps, simkit {repro.simkit}."
         ),
         "seed": repro.params.seed,

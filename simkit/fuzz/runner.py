@@ -35,7 +35,7 @@ from simkit.fuzz.shrink import Shrinker, Shrunk, Target
 from simkit.invariants import Monitor, Violation
 from simkit.realtime import wall_clock
 from simkit.sim.behaviours import Coverage
-from simkit.sim.variant import Variant
+from simkit.sim.variant import HONEST, Variant
 
 CHUNK_EXAMPLES = 5
 
@@ -83,6 +83,8 @@ class FuzzResult:
     coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
     changes: tuple[str, ...] = ()  # the rules the variant changes (judged by consequences)
     excused: Counter = attrs.Factory(Counter)  # model findings in those rules, by rule
+    release: tuple[str, ...] = ()  # "mix", "rollout": every world ran a release
+    base: str | None = None  # the version a release started from
 
     def to_json(self, reproducer_path: str | None = None) -> dict:
         """What ``simkit fuzz --json`` writes: the budget spent, what was checked and
@@ -93,6 +95,7 @@ class FuzzResult:
             "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.steps / self.seconds, 2) if self.seconds else 0,
             "invariants": self.invariants,
+            "release": {"kinds": list(self.release), "base": self.base} if self.release else None,
             "changed_rules": {
                 "rules": list(self.changes),
                 "judged_by": "the other invariants, not the models",
@@ -129,6 +132,9 @@ def fuzz(
     classic: bool = False,
     device_model: bool = True,
     shrink_workers: int = 1,
+    release: frozenset = frozenset(),
+    base: Variant | None = None,
+    base_ref: str | None = None,
 ) -> FuzzResult:
     """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
     (unless ``shrink`` is off) within what is left of the budget.
@@ -138,15 +144,23 @@ def fuzz(
     best failing run so far, was written to ``out``. ``classic`` runs the rules and
     draws of commit 685eb33's machines (a benchmark's equal work); ``device_model``
     off measures what the device model costs (``simkit bench fuzz``);
-    ``shrink_workers`` processes replay shrink candidates at once.
+    ``shrink_workers`` processes replay shrink candidates at once. ``release``:
+    ``rollout`` and/or ``mix``: every world runs a release from ``base`` (``base_ref``
+    names it; default the protocol as specified) to ``variant`` (docs/releases.md).
     """
     result = FuzzResult(changes=variant.changes)
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
-    session = _Session(result, budget, variant_ref, out, progress, written)
+    if release:
+        base, base_ref = base or HONEST, base_ref or HONEST.name
+        result.release, result.base = tuple(sorted(release)), base.name
+    session = _Session(result, budget, variant_ref, out, progress, written, base_ref)
     phases = [Phase.explicit, Phase.reuse, Phase.generate]  # shrinking is simkit's own
     runners = {
         honest: _chunk_runner(
-            machine_for(variant, honest, classic, device_model), session, max_steps, phases
+            machine_for(variant, honest, classic, device_model, base or HONEST, release),
+            session,
+            max_steps,
+            phases,
         )
         for honest in (True, False)
     }
@@ -199,9 +213,9 @@ class _Session:
     """What every example of one fuzz run shares: the clock and the budget, the best
     failing run so far, and a pending Ctrl-C."""
 
-    def __init__(self, result, budget, variant_ref, out, progress, written) -> None:
+    def __init__(self, result, budget, variant_ref, out, progress, written, base_ref) -> None:
         self.result, self.budget = result, budget
-        self.variant_ref, self.out = variant_ref, out
+        self.variant_ref, self.out, self.base_ref = variant_ref, out, base_ref
         self.progress, self.written = progress, written
         self.start = wall_clock()
         self.error: BaseException | None = None  # what broke the first failing run
@@ -322,6 +336,7 @@ class _Session:
             steps=tuple(machine.steps),
             variant=self.variant_ref,
             violations=tuple(v.to_json() for v in violations),
+            base=self.base_ref,
         )
         self._write()
 

@@ -41,6 +41,7 @@ KINDS: tuple[tuple[str, tuple[type[A.Step], ...]], ...] = (
     ("malicious relay modes", (A.Adversary, A.Merge)),
     ("forgeries", (A.Forge, A.FalseCheckpoint, A.Newer)),
     ("blobs", (A.BlobUpload, A.BlobFetch, A.BlobDelete, A.Sweep)),
+    ("upgrades", (A.Upgrade,)),
     (
         "ceremonies",
         (

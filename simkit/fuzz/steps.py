@@ -380,6 +380,7 @@ DO = {
         for cls in (
             A.Link, A.Approve, A.Reject, A.Revoke, A.Steal, A.Rotate, A.Recover, A.Invite,
             A.Join, A.Leave, A.Partition, A.Crash, A.RelayCrash, A.Errors, A.Jump, A.Adversary,
+            A.Upgrade,
         )
     },
 }  # fmt: skip

@@ -6,7 +6,7 @@ import json
 
 from simkit.fuzz.runner import FuzzResult
 from simkit.invariants.text import grouped_lines
-from simkit.sim.behaviours import CATALOGUE, Coverage
+from simkit.sim.behaviours import Coverage
 
 
 def steps_per_second(run) -> float:
@@ -50,8 +50,21 @@ def no_violation_lines(result: FuzzResult) -> list[str]:
         f"no violation: {result.examples} examples, {result.steps} steps, "
         f"{steps_per_second(result):,.0f} steps/s in {result.seconds:.1f} s",
         "invariants checked: " + ", ".join(result.invariants),
+        *release_lines(result),
         *changed_rules_lines(result),
         *coverage_lines(result.coverage),
+    ]
+
+
+def release_lines(result: FuzzResult) -> list[str]:
+    """A run of a release: what moved, over every example."""
+    if not result.release:
+        return []
+    counts = result.coverage.counts
+    return [
+        f"release ({' and '.join(result.release)}) from {result.base}: "
+        f"{counts['upgrade device']} device upgrades and {counts['upgrade relay']} relay "
+        f"upgrades over {counts['release']} worlds"
     ]
 
 
@@ -108,7 +121,7 @@ def violation_lines(
 def coverage_lines(coverage: Coverage) -> list[str]:
     """Behaviours reached K/N, and the never-reached list (docs/fuzzing.md says why)."""
     missing = coverage.missing()
-    reached = f"behaviours reached {len(coverage.reached)}/{len(CATALOGUE)}"
+    reached = f"behaviours reached {len(coverage.reached)}/{len(coverage.catalogue)}"
     if not missing:
         return [reached]
     return [reached, "never reached: " + ", ".join(b.name for b in missing)]

@@ -11,6 +11,7 @@ from simkit.invariants.alarms import AlarmCompleteness, AlarmSoundness
 from simkit.invariants.base import Invariant, Violation, event_key
 from simkit.invariants.blindness import Blindness
 from simkit.invariants.blobs import BlobPolicies
+from simkit.invariants.compat import LogUnverified, NoPartition, PersistedState
 from simkit.invariants.convergence import Convergence, LastWriteWins, NoLostWrite
 from simkit.invariants.epochs import ApprovalGate, Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
@@ -42,6 +43,9 @@ ALL = (
     AgreesWithRelayModel,
     AgreesWithDeviceModel,
     Work,
+    NoPartition,
+    LogUnverified,
+    PersistedState,
 )
 NAMES = tuple(cls.name for cls in ALL)
 

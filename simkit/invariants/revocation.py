@@ -109,7 +109,9 @@ class RotationOwed(Invariant):
     """A graph flagged ``rotationRequired`` (a revoked device held its keys) is rotated
     within ``rotation_bound_s`` of simulated time during which an eligible rotator was
     up and could reach the relay, and is never still flagged at quiescence while one
-    exists. Honest relay only: a malicious one can refuse every rotation."""
+    exists. Honest relay only: a malicious one can refuse every rotation. A relay that
+    drops ``excluding`` (an older one, Versioning rule 3) refuses a rotation that needs
+    it as incomplete: owed, but not late, until the relay takes one."""
 
     name = "rotation-owed"
     honest_only = True
@@ -124,8 +126,8 @@ class RotationOwed(Invariant):
         self._last_t = now
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
-            if not graph.rotation_required:
-                self._owed.pop(sk, None)
+            if not graph.rotation_required or sk in world.ledger.dropped_exclusions:
+                self._owed.pop(sk, None)  # none owed, or refused as an older relay must
                 continue
             able = rotators(world, sk)
             if sk in self._owed and able:
@@ -140,7 +142,12 @@ class RotationOwed(Invariant):
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
             able = rotators(world, sk)
-            if graph.rotation_required and able and self._owed.get(sk) != float("-inf"):
+            if (
+                graph.rotation_required
+                and able
+                and self._owed.get(sk) != float("-inf")
+                and sk not in world.ledger.dropped_exclusions
+            ):
                 out.append(self._late(world, sk, able, "at quiescence"))
         return out
 

@@ -91,7 +91,8 @@ def verdicts(
 
 def _left_to_others(world) -> str:
     """The models' note in a run of a variant that changes rules on purpose."""
-    changes = world.variant.changes if world is not None else ()
+    versions = () if world is None else (world.versions.base, world.versions.new)
+    changes = tuple(dict.fromkeys(rule for v in versions for rule in v.changes))
     if not changes:
         return ""
     excused = world.excused()

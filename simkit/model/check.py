@@ -41,8 +41,13 @@ class ModelCheck:
             return []
         return [f"sweep schedule: the sweeper answered {result}, expected {expected}"]
 
-    def restart(self, now: int) -> None:
-        """The relay restarted from its store at ``now`` (rate-limit buckets refill)."""
+    def restart(self, now: int, model: type[RelayModel] | None = None) -> None:
+        """The relay restarted from its store at ``now`` (rate-limit buckets refill);
+        ``model``: it runs another version now, which that model judges from here on."""
+        if model is not None and type(self.model) is not model:
+            moved = model(self.model.host, now, **self.model.given)
+            moved.restore(self.model.snapshot())
+            self.model = moved
         self.model.restart(now)
 
     def store(self, relay: object) -> list[str]:

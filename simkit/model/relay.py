@@ -50,6 +50,7 @@ class RelayModel:
 
     def __init__(self, host: Host, now: int = 0, **settings: object) -> None:
         self.host = host
+        self.given = settings  # as given, for another version's model (``ModelCheck``)
         self.settings = RelaySettings(**settings)
         self.devices: dict[str, dict] = {}  # deviceId -> its GET /devices entry
         self.graphs: dict[str, Graph] = {}  # storage key -> graph; a write creates one

@@ -58,6 +58,12 @@ def members(value: object, required: set[str], optional: set[str] = frozenset())
     return isinstance(value, dict) and required <= value.keys() <= required | optional
 
 
+def has(value: object, required: set[str]) -> bool:
+    """An object with every required member; any others are a newer client's, which a
+    relay drops (Versioning rule 3: an older relay drops ``excluding``)."""
+    return isinstance(value, dict) and required <= value.keys()
+
+
 def too_deep(value: object, levels: int = MAX_DEPTH) -> bool:
     """More than ``levels`` nested containers (stops looking at the limit)."""
     if not isinstance(value, dict | list):
@@ -104,7 +110,7 @@ def jwk(value: object) -> bool:
 def device_body(value: object) -> bool:
     """``PUT /devices/:id``: ``{pubJwk, sigJwk, selfSig?, label?}``."""
     return (
-        members(value, {"pubJwk", "sigJwk"}, {"selfSig", "label"})
+        has(value, {"pubJwk", "sigJwk"})
         and jwk(value["pubJwk"])
         and jwk(value["sigJwk"])
         and ("selfSig" not in value or canonical_b64(value["selfSig"], 512))
@@ -115,7 +121,7 @@ def device_body(value: object) -> bool:
 def op(value: object, max_c: int) -> bool:
     """One GraphOpIn: ``{recordId, rev, n, c, e?, k?, sh?}``."""
     return (
-        members(value, {"recordId", "rev", "n", "c"}, {"e", "k", "sh"})
+        has(value, {"recordId", "rev", "n", "c"})
         and safe_id(value["recordId"])
         and whole(value["rev"])
         and b64_chars(value["n"], 64)
@@ -128,7 +134,7 @@ def op(value: object, max_c: int) -> bool:
 
 def push_body(value: object, max_ops: int, max_c: int) -> bool:
     return (
-        members(value, {"ops"})
+        has(value, {"ops"})
         and isinstance(value["ops"], list)
         and len(value["ops"]) <= max_ops
         and all(op(item, max_c) for item in value["ops"])
@@ -138,7 +144,7 @@ def push_body(value: object, max_ops: int, max_c: int) -> bool:
 def keys_body(value: object) -> bool:
     """``POST keys``: ``{epoch, wraps: [{deviceId, wrapped}], excluding?}``, no device twice."""
     if not (
-        members(value, {"epoch", "wraps"}, {"excluding"})
+        has(value, {"epoch", "wraps"})
         and whole(value["epoch"], lo=1)
         and isinstance(value["wraps"], list)
         and len(value["wraps"]) <= MAX_WRAPS
@@ -146,9 +152,7 @@ def keys_body(value: object) -> bool:
         return False
     wraps = value["wraps"]
     if not all(
-        members(w, {"deviceId", "wrapped"})
-        and safe_id(w["deviceId"])
-        and string(w["wrapped"], 4096)
+        has(w, {"deviceId", "wrapped"}) and safe_id(w["deviceId"]) and string(w["wrapped"], 4096)
         for w in wraps
     ):
         return False

@@ -61,19 +61,27 @@ def _deeper_than(value: object, limit: int) -> bool:
 
 
 def fields(
-    value: object, where: str, required: Iterable[str], optional: Iterable[str] = ()
+    value: object,
+    where: str,
+    required: Iterable[str],
+    optional: Iterable[str] = (),
+    strict: bool = False,
 ) -> dict:
-    """An object with exactly these members: missing or extra ones are refused."""
+    """An object with every required member: a missing one is refused; members this
+    relay does not know are dropped, as Versioning rule 3 has an older relay drop
+    ``excluding`` (a newer client's optional fields must not be refused). ``strict``:
+    refused instead (a JWK, where an unknown member may be a private key)."""
     if not isinstance(value, dict):
         raise invalid(f"{where} must be an object")
     required, optional = tuple(required), tuple(optional)
     for name in required:
         if name not in value:
             raise invalid(f"{where} is missing {name!r}")
+    known = (*required, *optional)
     for name in value:
-        if name not in required and name not in optional:
+        if strict and name not in known:
             raise invalid(f"{where} has unexpected member {show(name)}")
-    return value
+    return {name: item for name, item in value.items() if name in known}
 
 
 def integer(value: object, where: str, lo: int = 0, hi: int = MAX_SAFE_INTEGER) -> int:
@@ -139,7 +147,7 @@ _JWK_OPTIONAL = ("alg", "ext", "key_ops", "kid", "use")
 
 def public_jwk(value: object, where: str) -> dict:
     """An EC P-256 public JWK as WebCrypto exports it; a private member is refused."""
-    jwk = fields(value, where, _JWK_REQUIRED, _JWK_OPTIONAL)
+    jwk = fields(value, where, _JWK_REQUIRED, _JWK_OPTIONAL, strict=True)
     if jwk["kty"] != "EC" or jwk["crv"] != "P-256":
         raise invalid(f"{where} must be an EC P-256 key (kty 'EC', crv 'P-256')")
     for coordinate in "xy":

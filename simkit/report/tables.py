@@ -67,11 +67,32 @@ def summary_tables(story: Story, summary: dict) -> list[Table]:
         if len(checked) < len(summary["invariants"])
         else ""
     )
+    versions = versions_table(story)
     return [
         Table("", "", ("Run", ""), facts),
+        *([versions] if versions else []),
         Table("Expectations", "", ("Result", "Expectation", "Detail"), expectations, True),
         Table("Invariants", note, ("Result", "Invariant", "Violations"), invariants, True),
     ]
+
+
+def versions_table(story: Story) -> Table | None:
+    """In a run of a release: the version each party started on and when it moved to
+    the new one (None in a run of one version)."""
+    started: dict[str, str] = {}
+    moved: dict[str, str] = {}
+    for e in story.events:
+        name = e.fields.get("name") if e.kind == "event" else None
+        if name == "version":
+            started[e.actor] = f"{e.fields['role']}: {e.fields['version']}"
+        elif name == "version.upgrade":
+            moved[e.actor] = f"new: {e.fields['version']} at {e.t:.1f} s"
+    if not started:
+        return None
+    parties = sorted(started, key=lambda p: (p != "relay", p))
+    rows = [(p, started[p], moved.get(p, "— (stayed)")) for p in parties]
+    note = "A release runs two versions at once (docs/releases.md): who ran which, and when."
+    return Table("Versions", note, ("Party", "Started on", "Moved to"), rows)
 
 
 def violation_lists(summary: dict) -> list[tuple[str, list[str]]]:

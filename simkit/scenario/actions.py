@@ -32,6 +32,7 @@ ACTIONS = {
     "join": S.Join,
     "leave": S.Leave,
     "adversary": S.Adversary,
+    "upgrade": S.Upgrade,
 }
 CREATES = (S.LinkDevice, S.Recover, S.Invite)
 """Actions whose ``device`` is a new device of ``member``."""
@@ -212,6 +213,8 @@ def _check(r: Reader, action, when: tuple[float, int], cast: Cast) -> None:
         cast.groups[action.graph[2:]].add(action.member)
     if isinstance(action, S.CrashDevice):
         cast.crashes.append((action.device, at, at + action.restart_after))
+    if isinstance(action, S.Upgrade) and action.target != "relay":
+        _existing(r, "target", action.target, when, cast)
 
 
 def _known_member(r: Reader, member: str, cast: Cast) -> None:

@@ -31,7 +31,7 @@ PHASES = ("run", "setup")
 """When an expected event counts: after the world's setup (the default), or during it."""
 WORLD_EVENTS = (
     "app.write", "app.blob-failed", "Bootstrap", "ceremony.failed", "ceremony.interrupted",
-    "setup.done", "switch-off",
+    "setup.done", "switch-off", "version", "version.upgrade",
 )  # fmt: skip
 """What the world itself notes, besides client and relay events and scheduled actions."""
 
@@ -60,6 +60,7 @@ class Scenario:
     expect: Expect
     variant: Variant = HONEST
     variant_ref: str | None = None  # "module:name" as the file gives it
+    base: Variant = HONEST  # a release's old version (``spec.rollout``; ``variant``: the new)
 
     def with_seed(self, seed: int) -> "Scenario":
         return attrs.evolve(self, spec=attrs.evolve(self.spec, seed=seed))
@@ -239,16 +240,37 @@ def _event(row: Reader) -> str:
     return name
 
 
-def _variant(r: Reader) -> tuple[Variant, str | None]:
+def _release(r: Reader, cast, schedule: tuple) -> tuple[S.Rollout | None, Variant]:
+    """``[release]``: the world runs two versions, ``base`` (default: the protocol as
+    specified) and ``variant``; ``relay`` and ``new_devices`` say who starts on the new
+    one; ``upgrade`` actions move the rest (docs/releases.md)."""
+    rel = r.sub("release")
+    if "release" not in r.table:
+        upgrade = next((a for a in schedule if isinstance(a, S.Upgrade)), None)
+        if upgrade is not None:
+            raise r.fail("release", "a [release] table: an upgrade action moves a party to "
+                                    "the release's new version (docs/releases.md)")  # fmt: skip
+        return None, HONEST
+    rel.only("base", "relay", "new_devices")
+    base, _ = _variant(rel, "base")
+    new = rel.strings("new_devices") if "new_devices" in rel.table else ()
+    for device in new:
+        if device not in cast.members:
+            raise rel.fail("new_devices", f"devices of the world ({', '.join(cast.members)})")
+    relay = rel.choice("relay", ("base", "new"), "base")
+    return S.Rollout(relay_new=relay == "new", devices_new=tuple(new)), base
+
+
+def _variant(r: Reader, key: str = "variant") -> tuple[Variant, str | None]:
     """``variant = "module:name"`` (or ``"path/to/change.py:name"``, relative to the file)."""
-    ref = r.get("variant", str)
+    ref = r.get(key, str)
     if ref is None:
         return HONEST, None
     try:
         resolved = ref_resolved_from(ref, r.source.path.parent)
         return load_variant(resolved, where=f"{ref}"), ref
     except SimkitError as exc:
-        raise r.error("variant", str(exc)) from None
+        raise r.error(key, str(exc)) from None
 
 
 # -- the file -----------------------------------------------------------------------------
@@ -256,7 +278,7 @@ def _variant(r: Reader) -> tuple[Variant, str | None]:
 TOP_KEYS = (
     "name", "description", "seed", "duration", "drain", "approval", "send_metadata", "variant",
     "members", "groups", "capabilities", "graphs", "subscriptions", "clocks", "network",
-    "workload", "schedule", "relay", "expect",
+    "workload", "schedule", "relay", "expect", "release",
 )  # fmt: skip
 
 
@@ -286,6 +308,7 @@ def load_scenario(path: str | Path) -> Scenario:
     }
     groups = {g: tuple(sorted(m)) for g, m in cast.groups.items()}
     schedule = read_schedule(r.rows("schedule"), cast, duration)  # adds the devices it creates
+    rollout, base = _release(r, cast, schedule)
     try:
         spec = S.WorldSpec(
             seed=r.number("seed", 0, whole=True, low=0, high=2**63 - 1),
@@ -303,6 +326,7 @@ def load_scenario(path: str | Path) -> Scenario:
             approval_mode=r.choice("approval", ("observe", "approve"), "observe"),
             send_metadata=r.get("send_metadata", bool, False),
             relay_settings=_relay(r.sub("relay")),
+            rollout=rollout,
         )
     except S.SpecError as exc:  # a rule the checks above missed: still one line
         raise ScenarioError(f"{path}: {exc}") from None
@@ -315,6 +339,7 @@ def load_scenario(path: str | Path) -> Scenario:
         expect=_expect(r.sub("expect"), cast.members, spec),
         variant=variant,
         variant_ref=ref,
+        base=base,
     )
 
 

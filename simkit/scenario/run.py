@@ -57,7 +57,9 @@ def run_scenario(scenario: Scenario, trace_path=None) -> ScenarioResult:
     listed = scenario.expect.invariants
     firsts = Firsts(after={after for *_, after in scenario.expect.events if after})
     monitor = Monitor(scenario.honest, only=listed, observers=(firsts,))
-    world = run_world(scenario.spec, scenario.variant, monitor=monitor, trace_path=trace_path)
+    world = run_world(
+        scenario.spec, scenario.variant, monitor=monitor, trace_path=trace_path, base=scenario.base
+    )
     return ScenarioResult(
         scenario,
         scenario.spec.seed,

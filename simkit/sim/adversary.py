@@ -105,7 +105,7 @@ class Shadow(Mode):
 
     def __init__(self, world, action, snapshot: dict) -> None:
         super().__init__(world, action)
-        self.shadow = world.variant.relay.restore(
+        self.shadow = world.relay_version.relay.restore(
             world.host, relay_clock(DEFAULT_EPOCH_MS), snapshot, on_event=self._event,
             **world.spec.relay_settings,
         )  # fmt: skip
@@ -154,6 +154,9 @@ class Withhold(Mode):
         self.fraction = float(self.params.get("fraction", 1.0))
         self.hide_in_log = self.params.get("log", "lists") == "hides"
         self.others: dict[str, set[str]] = {}  # storage key -> records others pushed
+        # (target, storage key) -> (record, seq) withheld from its pulls that it would
+        # detect: a contradiction once its log lists one (no log route, nothing served)
+        self.withheld: dict[tuple[str, str], set[tuple[str, int]]] = {}
 
     def observe_push(self, request: Request, device_id: str, graph_id: str) -> None:
         if self.aims_at(device_id):
@@ -196,14 +199,20 @@ class Withhold(Mode):
         if what == "pull":
             kept = [o for o in body["ops"] if not self._hidden(key, o["recordId"], o["seq"])]
             hidden = [o for o in self._passable(device_id, graph_id, body["ops"]) if o not in kept]
-            if not self.hide_in_log and any(
-                self._detectable(device_id, graph_id, o) for o in hidden
-            ):
-                self.contradict(device_id, graph_id)
+            self.withheld.setdefault((device_id, key), set()).update(
+                (o["recordId"], o["seq"])
+                for o in hidden
+                if self._detectable(device_id, graph_id, o)
+            )
             body["ops"] = kept
         elif self.hide_in_log:
             entries = [e for e in body["entries"] if not self._hidden(key, e["recordId"], e["seq"])]
             body["entries"] = entries
+        elif any(
+            (e["recordId"], e["seq"]) in self.withheld.get((device_id, key), ())
+            for e in body["entries"]
+        ):
+            self.contradict(device_id, graph_id)  # the log lists an op its pull withheld
         return _with_body(response, body)
 
 

@@ -11,6 +11,36 @@ invariants and quiescence read it.
 import attrs
 
 
+@attrs.frozen
+class Upgrade:
+    """A party restarted into the new version: what it kept, as the version before read
+    it and as the new one reads it back (``persisted``; the relay: its snapshot)."""
+
+    party: str
+    before: dict
+    after: dict
+    trace_seq: int
+
+
+def persisted(device) -> dict:
+    """What a device keeps across a restart, as it reads it back through its own
+    accessors: per graph its records, queue, keys, the relay's epoch and its log
+    status; the records it refused; its approval pins."""
+    graphs = {
+        graph_id: {
+            "records": device.records(graph_id),
+            "queued": device.queued(graph_id),
+            "keys": sorted(device.keyring(graph_id).keys),
+            "relay epoch": device.relay_epoch(graph_id),
+            "log": device.graph_status(graph_id).to_json()["log"],
+        }
+        for graph_id in device.graphs()
+    }
+    pins = {d: device.pin(d) for d in sorted(device.store.rows("pin"))}
+    pins = {d: None if pin is None else attrs.astuple(pin) for d, pin in pins.items()}
+    return {"graphs": graphs, "rejected": device.rejected(), "pins": pins}
+
+
 @attrs.define
 class Ledger:
     # (storage key, record, rev) a non-conforming client pushed (client rule 2 refuses them)
@@ -23,6 +53,11 @@ class Ledger:
     restamped: set[tuple[str, str, str]] = attrs.Factory(set)
     # (device, storage key) -> the highest ``after`` the device read the log from
     log_reads: dict[tuple[str, str], int] = attrs.Factory(dict)
+    # storage keys whose last rotation the relay refused as incomplete though it named
+    # every missing device in ``excluding``: an older relay drops it (Versioning rule 3)
+    dropped_exclusions: set[str] = attrs.Factory(set)
+    # every party that restarted into a release's new version, in order
+    upgrades: list[Upgrade] = attrs.Factory(list)
 
     def forge(self, storage_key: str, record_id: str, rev: int) -> None:
         self.forged.add((storage_key, record_id, rev))

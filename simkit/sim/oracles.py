@@ -68,9 +68,12 @@ class RelayOracle:
         if self.check is not None:
             self._found(self.check.sweep_if_due(now, result))
 
-    def restarted(self, relay: Relay) -> None:
+    def restarted(self, relay: Relay, version: Variant) -> None:
+        """The relay restarted from its store, running ``version`` (a release may have
+        moved it to another): from now on that version's model judges it."""
         if self.check is not None:
-            self.check.restart(relay.clock())
+            self.check.restart(relay.clock(), version.relay_model)
+        self.changes = version.changes
 
     def store_findings(self, relay: Relay) -> list[str]:
         """The relay's whole store against the model's (none once retired), but in
@@ -145,13 +148,14 @@ class DeviceOracle:
             identity = Identity(
                 device.member_id, device.device_id, device.keys.wrap_key, device.keys.sig_jwk
             )
-            variant = self.world.variant
-            model = self.models[slot.device_id] = variant.device_model(
-                identity, app, variant.changes
+            version = self.world.version_of(slot.device_id)
+            model = self.models[slot.device_id] = version.device_model(
+                identity, app, version.changes
             )
             model.on_finding = functools.partial(self._kept, slot.device_id)
         else:
-            model.restarted()
+            version = self.world.version_of(slot.device_id)
+            model.restarted(version.device_model, version.changes)
         device.store.on_commit = functools.partial(self._committed, slot)
 
     def _following(self, slot) -> DeviceModel | None:

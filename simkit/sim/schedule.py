@@ -193,6 +193,10 @@ def _adversary(world, a: S.Adversary) -> None:
     world.adversary.switch_on(a)
 
 
+def _upgrade(world, a: S.Upgrade) -> None:
+    world.upgrade(a.target)
+
+
 _HANDLERS = {
     S.Partition: _partition,
     S.CrashDevice: _crash_device,
@@ -210,4 +214,5 @@ _HANDLERS = {
     S.Join: _join,
     S.Leave: _leave,
     S.Adversary: _adversary,
+    S.Upgrade: _upgrade,
 }

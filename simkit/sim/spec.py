@@ -103,6 +103,25 @@ class LinkDevice:
 
 
 @attrs.frozen
+class Upgrade:
+    """At ``at``, ``target`` (a device ID, or ``relay``) restarts into the release's new
+    version from its own persisted state (a world with a ``Rollout``)."""
+
+    target: str
+    at: float = attrs.field(validator=_at)
+
+
+@attrs.frozen
+class Rollout:
+    """A world that runs a release: two versions at once. Every party starts on the
+    base version but the relay when ``relay_new`` and the devices in ``devices_new``
+    (a fleet kept mixed, ``--mix``); ``Upgrade`` actions move the rest."""
+
+    relay_new: bool = False
+    devices_new: tuple[str, ...] = attrs.field(default=(), converter=_tuple, validator=_ids)
+
+
+@attrs.frozen
 class _OnDevice:
     """A decision a device ``by`` makes about another ``device`` at ``at``."""
 
@@ -254,6 +273,7 @@ class WorldSpec:
     # the relay's settings as ``Relay(..., **relay_settings)`` takes them (RelaySettings)
     relay_settings: dict = attrs.field(factory=dict, validator=lambda i, a, v: _relay_settings(v))
     client_settings: dict = attrs.Factory(dict)  # AppConfig fields (page sizes, batches, ...)
+    rollout: Rollout | None = None  # two versions at once (``World(..., base=...)``)
 
     def __attrs_post_init__(self) -> None:
         owners = {}

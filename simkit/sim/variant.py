@@ -4,7 +4,8 @@ A variant is a few lines: subclass ``Relay`` or ``Device``, override the one met
 that holds the rule you change, and wrap it in a ``Variant`` (docs/variants.md).
 ``simkit fuzz --variant REF`` loads one; REF is ``module:name`` (the module is
 looked up in the current directory first, as pytest does with its rootdir, then
-among installed packages) or ``path/to/file.py:name``.
+among installed packages), ``path/to/file.py:name``, ``honest`` or the name of a
+built-in version (``simkit.sim.versions``: ``older-relay``, ``newer-client``, ...).
 """
 
 import contextlib
@@ -79,6 +80,18 @@ class Variant:
 HONEST = Variant("honest", "the protocol as specified")
 
 
+def _built_in() -> dict[str, Variant]:
+    from simkit.sim.versions import BUILT_IN  # Variants themselves: imported when asked
+
+    return {HONEST.name: HONEST, **BUILT_IN}
+
+
+def named() -> tuple[str, ...]:
+    """The versions a reference may name without a module: ``honest`` and the built-in
+    other versions (``simkit.sim.versions``)."""
+    return tuple(_built_in())
+
+
 def load_variant(
     ref: str, reproducer: str | Path | None = None, where: str | None = None
 ) -> Variant:
@@ -90,6 +103,8 @@ def load_variant(
     """
     if where is None:
         where = f'{reproducer}: "variant" {ref}' if reproducer else f"--variant {ref}"
+    if ref in named():
+        return _built_in()[ref]
     source, name = _split(ref, where)
     if _is_file(source):
         module = _load_file(source, where)
@@ -136,7 +151,8 @@ def _split(ref: str, where: str) -> tuple[str, str]:
     source, sep, name = ref.rpartition(":")
     if not sep or not source or not name.isidentifier():
         raise VariantError(
-            f"{where}: expected MODULE:NAME or PATH.py:NAME (NAME: the Variant's variable)"
+            f"{where}: expected MODULE:NAME or PATH.py:NAME (NAME: the Variant's variable), "
+            f"or a built-in version: {', '.join(named())}"
         )
     if not _is_file(source) and ("/" in source or "\\" in source):
         raise VariantError(f"{where}: a file path must end in .py")

@@ -8,6 +8,7 @@ drains until the devices settle, and returns the world with its trace.
 """
 
 import contextlib
+import json
 from collections import Counter
 from collections.abc import Callable
 from urllib.parse import unquote
@@ -31,9 +32,10 @@ from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualCl
 from simkit.sim.costs import Costs
 from simkit.sim.determinism import run_virtual
 from simkit.sim.failure import task
-from simkit.sim.ledger import Ledger
+from simkit.sim.ledger import Ledger, Upgrade, persisted
 from simkit.sim.network import RELAY, Network
 from simkit.sim.oracles import DeviceOracle, RelayOracle
+from simkit.sim.release import Versions
 from simkit.sim.schedule import PASSPHRASE, perform
 from simkit.sim.settle import STABLE_S, patience, progress, settled
 from simkit.sim.trace import Trace
@@ -129,6 +131,7 @@ class World:
         trace_path=None,
         model_check: bool = False,
         device_model: bool | None = None,
+        base: Variant = HONEST,
     ) -> None:
         """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end;
         ``trace_path``: stream the trace there as it is written, keeping in memory only
@@ -136,9 +139,11 @@ class World:
         ``model_check``: check every answer of the relay against the spec's executable
         model (``simkit.model``), for the ``relay-model`` invariant; ``device_model``
         (default: as ``model_check``): follow every honest device with the device model
-        (``simkit.model.device``), for the ``device-model`` invariant."""
+        (``simkit.model.device``), for the ``device-model`` invariant; ``base``: with a
+        ``spec.rollout``, the version every party starts on (``variant`` is the new one)."""
         self.spec = spec
         self.variant = variant
+        self.versions = Versions(variant, base, spec.rollout)  # who runs which (a release)
         self.monitor = monitor
         self.violations: list = []
         self.entropy = SeededEntropy(spec.seed)
@@ -168,6 +173,8 @@ class World:
         self.settled_at: float | None = None
         self.drained = False  # the quiescence check ran (settled or not)
         self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
+        if self.versions.release:
+            self.coverage.add(["release"])
         self.relay_oracle: RelayOracle | None = None  # built with the relay when asked for
         self._model_wanted = model_check
         wanted = model_check if device_model is None else device_model
@@ -180,14 +187,16 @@ class World:
     # -- building -----------------------------------------------------------------------
 
     def _build_relay(self) -> None:
-        self.relay = self.variant.relay(
+        self.relay = self.relay_version.relay(
             self.host, relay_clock(DEFAULT_EPOCH_MS), on_event=self._relay_event,
             **self.spec.relay_settings,
         )  # fmt: skip
         if self._model_wanted:
             self.relay_oracle = RelayOracle(
-                self.relay, self.host, self.spec.relay_settings, self.trace, self.variant
+                self.relay, self.host, self.spec.relay_settings, self.trace, self.relay_version
             )
+        if self.versions.release:
+            self._note_version(RELAY)
         self.adversary = MaliciousRelay(self)
         self.network = Network(
             self._serve, self.spec.network, self.entropy.fork("network"), self.trace
@@ -214,12 +223,14 @@ class World:
             raise SimkitError(f"device {device_id!r} already exists in this world")
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
-        slot.device = self.variant.device.create(
+        slot.device = self.version_of(device_id).device.create(
             member, device_id, _Link(self, device_id), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
         self.slots[device_id] = slot
         self.trace.register_clock(device_id, clock.reading_at)
+        if self.versions.release:
+            self._note_version(device_id)
         if self.device_oracle is not None:
             self.device_oracle.attach(slot)
         return slot
@@ -287,10 +298,26 @@ class World:
         each answer exercised."""
         response = self.adversary.handle(request)
         self.coverage.add(relay_labels(request, response))
+        if self.versions.release:
+            self.coverage.add([self.versions.met(request.headers.get("x-device"))])
         self.costs.served(request, response)
         if response.status == 200 and request.method == "GET" and request.path.endswith("/log"):
             self._log_read(request)
+        elif response.status == 400 and request.method == "POST" and request.path.endswith("/keys"):
+            self._rotation_refused(request, response)
         return response
+
+    def _rotation_refused(self, request, response) -> None:
+        """A rotation refused as incomplete although ``excluding`` named every missing
+        device: the relay dropped ``excluding``, as an older relay does."""
+        try:
+            answer, body = response.json(), json.loads(request.body)
+            missing, excluded = set(answer["missing"]), set(body["excluding"])
+        except (ValueError, KeyError, TypeError):
+            return
+        sk = self.graph_requested(request.headers.get("x-device"), request.path)
+        if answer.get("error") == "incomplete-rotation" and sk and missing <= excluded:
+            self.ledger.dropped_exclusions.add(sk)
 
     def _log_read(self, request) -> None:
         """How far each device has read each log: a device reading a long log page by
@@ -328,6 +355,7 @@ class World:
         fields = attrs.asdict(event, recurse=False)
         self.trace.emit("event", RELAY, name=event.kind, **fields)
         if isinstance(event, GraphRotate):  # who the new epoch was wrapped to, as minted
+            self.ledger.dropped_exclusions.discard(event.graph)
             graph = self.relay.state.graphs.get(event.graph)
             self.ledger.mint(
                 event.graph, event.epoch, graph.wraps.get(event.epoch, {}) if graph else ()
@@ -416,7 +444,7 @@ class World:
         if slot.alive:
             return
         slot.boots += 1
-        slot.device = (device_class or self.variant.device).restore(
+        slot.device = (device_class or self.version_of(device_id).device).restore(
             slot.snapshot, _Link(self, device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
@@ -444,15 +472,59 @@ class World:
         nothing since), unless a later crash extended the outage."""
         if outage != self._relay_outage or self.relay_up:
             return
-        self.relay = self.variant.relay.restore(
+        self._restore_relay()
+        self.network.restart_relay(self._serve)
+        self.relay_up = True
+        self.note("crash", RELAY, what="relay-restart")
+
+    def _restore_relay(self) -> None:
+        """The relay starts again from its store, as the version it now runs."""
+        self.relay = self.relay_version.relay.restore(
             self.host, relay_clock(DEFAULT_EPOCH_MS), self.relay.snapshot(),
             on_event=self._relay_event, **self.spec.relay_settings,
         )  # fmt: skip
-        self.network.restart_relay(self._serve)
         if self.relay_oracle is not None:
-            self.relay_oracle.restarted(self.relay)
-        self.relay_up = True
-        self.note("crash", RELAY, what="relay-restart")
+            self.relay_oracle.restarted(self.relay, self.relay_version)
+
+    # -- releases -------------------------------------------------------------------------
+
+    def _note_version(self, party: str) -> None:
+        """The version a party starts on, and whether it is the release's base or new one."""
+        version, role = self.version_of(party).name, self.versions.role(party)
+        self.note("event", party, name="version", version=version, role=role)
+
+    def version_of(self, party: str) -> Variant:
+        """The version a device (or ``relay``) runs now."""
+        return self.versions.of(party)
+
+    @property
+    def relay_version(self) -> Variant:
+        return self.version_of(RELAY)
+
+    def upgrade(self, target: str) -> None:
+        """``target`` (a device ID, or ``relay``) moves to the new version: a running
+        device restarts into it from its own persisted state (a crashed one boots into
+        it when it restarts); the relay restarts from its store under the new class (a
+        relay that is down comes back as it). Already on it: nothing happens."""
+        if not self.versions.move(target):
+            return
+        self.note("event", target, name="version.upgrade", version=self.variant.name)
+        if target == RELAY:
+            self.ledger.dropped_exclusions.clear()  # the new relay may know ``excluding``
+            if self.relay_up:  # the network reaches ``self.relay`` through ``_serve``
+                before = self.relay.snapshot()
+                self._restore_relay()
+                self._upgraded(RELAY, before, self.relay.snapshot())
+            return
+        slot = self.slots[target]
+        if slot.alive and not slot.stolen:
+            before = persisted(slot.device)
+            self.crash(target)
+            self.restart(target)
+            self._upgraded(target, before, persisted(slot.device))
+
+    def _upgraded(self, party: str, before: dict, after: dict) -> None:
+        self.ledger.upgrades.append(Upgrade(party, before, after, len(self.trace)))
 
     # -- the run --------------------------------------------------------------------------
 
@@ -666,12 +738,13 @@ def run_world(
     monitor=None,
     trace_path=None,
     model_check: bool | None = None,
+    base: Variant = HONEST,
 ) -> World:
     """Build and run a world; a pure function of the spec (and so of its seed). With
     ``trace_path`` the trace streams to that file (closed at the end). A monitored
     world also checks its relay against the spec's model, unless ``model_check`` says."""
     checked = monitor is not None if model_check is None else model_check
-    world = World(spec, variant, monitor, trace_path, model_check=checked)
+    world = World(spec, variant, monitor, trace_path, model_check=checked, base=base)
     try:
         run_virtual(world.run, seed=spec.seed, clock=world.clock)
     finally:

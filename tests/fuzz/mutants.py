@@ -752,15 +752,15 @@ CLIENT_CLAUSES = (
     Mutant(
         "envelope-names-the-member",
         "client/sync.py",
-        'envelope = {"v": 1, "r": record, "d": device.device_id, "s": signature}',
-        'envelope = {"v": 1, "r": record, "d": device.member_id, "s": signature}',
+        'envelope = {"v": 1, "r": sealed, "d": device.device_id, "s": signature}',
+        'envelope = {"v": 1, "r": sealed, "d": device.member_id, "s": signature}',
         "RecordEnvelope: '`d` | string | no | the DEVICE ID that signed'.",
     ),
     Mutant(
         "signs-over-the-graph-id",
         "client/sync.py",
-        "signature = sign_record(device.keys.sign_key, sk, record)",
-        "signature = sign_record(device.keys.sign_key, graph_id, record)",
+        "signature = sign_record(device.keys.sign_key, sk, sealed)",
+        "signature = sign_record(device.keys.sign_key, graph_id, sealed)",
         "Cryptographic constructions: 'Signature | ECDSA P-256 with SHA-256 over the bytes "
         "`skm-record-v1\\n` + storageKey + `\\n` + canonicalJson(record)'; 'Everything that "
         "binds or signs (AAD, signing bytes, log genesis) uses the storage key.'",

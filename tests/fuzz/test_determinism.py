@@ -58,3 +58,18 @@ def test_a_reproducer_replays_to_one_trace_hash_whatever_the_hash_seed(tmp_path)
     hashes = {_replay_in_fresh_process(path, seed) for seed in ("1", "2")}
     assert len(hashes) == 1 and len(hashes.pop()) == 64
     assert json.loads(path.read_text())["world"]["relay"]["rate_limits"] == "tight"
+
+
+def test_a_release_replays_to_one_trace_hash_whatever_the_hash_seed(tmp_path):
+    """Two versions at once, upgrades of a device and of the relay among the steps."""
+    path = tmp_path / "release.json"
+    steps = (
+        {"rule": "upgrade", "target": "a1"},
+        *EVERY_KIND_OF_STEP[:3],
+        {"rule": "upgrade", "target": "relay"},
+        {"rule": "advance", "seconds": 30},
+    )
+    params = WorldParams(12, rollout={"relay_new": False, "devices_new": ["b2"]})
+    Reproducer("honest", params, steps, variant="newer-client", base="older-relay").write(path)
+    hashes = {_replay_in_fresh_process(path, seed) for seed in ("1", "2")}
+    assert len(hashes) == 1 and len(hashes.pop()) == 64

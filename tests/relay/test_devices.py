@@ -64,7 +64,6 @@ def test_put_device_keeps_self_sig_and_label_verbatim(h):
 
 BAD_DEVICE_BODIES = {
     "missing-sigJwk": {"pubJwk": jwk(1)},
-    "extra-member": device_body(1, extra=1),
     "not-object": [1, 2],
     "wrong-kty": device_body(1) | {"pubJwk": jwk(1) | {"kty": "RSA"}},
     "wrong-curve": device_body(1) | {"pubJwk": jwk(1) | {"crv": "P-384"}},
@@ -83,6 +82,14 @@ BAD_DEVICE_BODIES = {
 def test_put_device_body_schema_is_400_invalid(h, body):
     response = h.call("PUT", "/devices/a3", ("alice", "a3"), body)
     assert (response.status, error(response)) == (400, "invalid")
+
+
+def test_versioning_3_put_device_drops_members_it_does_not_know(h):
+    """An older relay drops what a newer client adds (as it drops ``excluding``)."""
+    response = h.call("PUT", "/devices/a3", ("alice", "a3"), device_body(1, futureField=1))
+    assert response.json() == {"ok": True, "deviceId": "a3", "fresh": True}
+    [entry] = [d for d in h.call("GET", "/devices").json()["devices"] if d["deviceId"] == "a3"]
+    assert "futureField" not in entry
 
 
 def test_get_devices_lists_the_members_own_devices_revoked_included(h):

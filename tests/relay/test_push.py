@@ -117,7 +117,6 @@ def test_push_body_over_8_mib_is_413(h):
 
 BAD_OPS = {
     "missing-n": {"recordId": "r", "rev": 1, "c": "AA"},
-    "extra-member": op("r", 1, extra=1),
     "unsafe-recordId": op("r:1", 1),
     "rev-string": op("r", "1"),
     "rev-bool": op("r", True),
@@ -147,7 +146,14 @@ def test_push_op_schema_is_400_invalid_and_nothing_lands(h, bad):
     assert state_bytes(h.relay) == before
 
 
-@pytest.mark.parametrize("body", [{}, {"ops": {}}, {"ops": [], "x": 1}, []])
+def test_versioning_3_push_drops_members_it_does_not_know(h):
+    """A newer client's op and body members are dropped, never stored or served."""
+    body = {"ops": [op("r1", 1, futureField=1)], "x": 1}
+    assert h.call("POST", "/graphs/u/push", json_body=body).json()["accepted"] == 1
+    assert "futureField" not in h.pull("u").json()["ops"][0]
+
+
+@pytest.mark.parametrize("body", [{}, {"ops": {}}, []])
 def test_push_body_schema_is_400_invalid(h, body):
     assert error(h.call("POST", "/graphs/u/push", json_body=body)) == "invalid"
 

@@ -277,7 +277,47 @@ MISTAKES = [
         lambda t: 'variant = "no_such_module_xyz:change"\n' + t,
         "variant: ",
     ),
+    (
+        "an upgrade in a world of one version",
+        lambda t: t + _action(at=10, action="upgrade", target="a1"),
+        "release: missing; expected a [release] table",
+    ),
+    (
+        "an upgrade of a device that does not exist",
+        lambda t: (
+            t
+            + '\n[release]\nbase = "older-relay"\n'
+            + _action(at=10, action="upgrade", target="zed")
+        ),
+        "target: expected a device of the world",
+    ),
+    (
+        "a release starting an unknown device on the new version",
+        lambda t: t + '\n[release]\nnew_devices = ["zed"]\n',
+        "release.new_devices: expected devices of the world",
+    ),
+    (
+        "a release whose relay starts on neither version",
+        lambda t: t + '\n[release]\nrelay = "newest"\n',
+        "release.relay: expected one of",
+    ),
+    (
+        "a release from a version that does not exist",
+        lambda t: t + '\n[release]\nbase = "oldest"\n',
+        "release.base: ",
+    ),
 ]
+
+
+def test_a_release_scenario_runs_its_upgrades_in_order(tmp_path):
+    text = (
+        GOOD.replace("[members]", 'variant = "newer-client"\n\n[members]')
+        + '\n[release]\nbase = "older-relay"\nnew_devices = ["b1"]\n'
+        + _action(at=20, action="upgrade", target="a1")
+        + _action(at=40, action="upgrade", target="relay")
+    )
+    done = CliRunner().invoke(main, ["run", str(_write(tmp_path, text)), "--json"])
+    assert done.exit_code == 0, done.output
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,12 @@
 changes nothing anywhere, and the schema only ever grows (spec: Versioning rule 4)."""
 
 import hashlib
+import json
 import sqlite3
 
 import pytest
 
+from simkit.protocol.b64 import b64url_encode
 from simkit.protocol.canonical import canonical_json
 from simkit.relay import Relay, Request
 from simkit.wire.conform import CHECKS, IN_PROCESS_QUOTAS, conformance_directory, run
@@ -175,3 +177,37 @@ def test_store_is_used_by_one_server_at_a_time(tmp_path):
         Store(path).load()
     first.close()
     Store(path).close()
+
+
+def test_versioning_3_a_relay_upgrade_opens_the_store_the_older_relay_wrote(tmp_path):
+    """``simkit serve --store F --variant older-relay``, stopped, then ``simkit serve
+    --store F``: the new relay reads every row the older one committed, and serves the
+    log route over it."""
+    from simkit.relay.older import OlderRelay
+
+    path, clock = tmp_path / "relay.db", ManualClock()
+    store = Store(path)
+    older = OlderRelay(
+        TokenHost(DIRECTORY), clock, state=store.load(), on_commit=store.commit,
+        **IN_PROCESS_QUOTAS,
+    )  # fmt: skip
+    key = {
+        "kty": "EC",
+        "crv": "P-256",
+        "x": b64url_encode(b"x" * 32),
+        "y": b64url_encode(b"y" * 32),
+    }
+    register = json.dumps({"pubJwk": key, "sigJwk": key}).encode()
+    assert older.handle(Request("PUT", "/devices/a1", {}, HEADERS, register)).status == 200
+    push = Request("POST", "/graphs/u/push", {}, HEADERS, b'{"ops":[{"recordId":"r1",'
+                   b'"rev":1,"n":"AAAA","c":"Y2lwaGVy","futureField":1}]}')  # fmt: skip
+    assert older.handle(push).json()["accepted"] == 1
+    written = state_bytes(older)
+    store.close()
+    relay, store = stored_relay(path, clock)
+    try:
+        assert state_bytes(relay) == written
+        log = relay.handle(Request("GET", "/graphs/u/log", {}, HEADERS, b"")).json()
+        assert [e["recordId"] for e in log["entries"]] == ["r1"]
+    finally:
+        store.close()

@@ -294,8 +294,14 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             graph.restamps.clear()
             graph.keys_owed = None
 
-    def restarted(self) -> None:
+    def restarted(self, model: type["DeviceModel"] | None = None, changes=None) -> None:
+        """The device booted again from its persisted state; ``model`` and ``changes``:
+        into another version (a release), which that version's model judges from here
+        on, knowing all this one knew (the state a device keeps is the same)."""
         self.boot += 1
+        if model is not None:
+            self.__class__ = model
+            self.changes = tuple(changes)
 
     def importing(self, keyrings: dict[str, dict[int, bytes]], wipe: bool) -> None:
         """A recovery bundle (``wipe``: importing first wipes the local record store) or an
