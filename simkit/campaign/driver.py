@@ -49,6 +49,7 @@ class Plan:
     corpus: Path | None = None  # known findings: replayed first, new findings added
     release: tuple[str, ...] = ()  # "rollout" and/or "mix": a release (docs/releases.md)
     base: str | None = None  # the version a release starts on; None: the honest stack
+    previous: str | None = None  # every third chunk: a release from this version instead
 
     def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
         """Chunk ``index``, or None when the campaign has no more."""
@@ -71,6 +72,8 @@ class Plan:
             return Chunk(seconds=self.seconds, variant=target, **common)
         if remaining <= 0:
             return None
+        if self.previous is not None and index % 3 == 2:
+            common.update(release=("mix", "rollout"), base=self.previous)
         return Chunk(seconds=remaining, variant=self.variants[index % len(self.variants)], **common)
 
 

@@ -117,6 +117,8 @@ def campaign(
         max_steps=max_steps, shrink_seconds=shrink_seconds, stop_on_failure=stop_on_failure,
         corpus=Path(known_dir) if known_dir else KNOWN, release=tuple(sorted(release)),
         base=base_ref and ref_resolved_from(base_ref, Path.cwd()),
+        # the protocol as specified is also fuzzed as the release after the previous one
+        previous=None if (variant_refs or release or mutants_ref) else "previous-release",
     )  # fmt: skip
     status = Status()
 

@@ -23,7 +23,8 @@ from simkit.cli.terminal import Status, echo_lines
 @options.max_steps("Steps per example.")
 @options.variant(
     "Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
-    "MODULE is looked up in the current directory first."
+    "MODULE is looked up in the current directory first. A built-in version's name "
+    "(older-relay, older-client, previous-release, newer-client) needs no module."
 )
 @options.release
 @options.out("simkit-repro-<variant>-<seed>.json")
@@ -55,6 +56,7 @@ def fuzz(
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.fuzz.text import found_line, no_violation_lines, progress_line, violation_lines
     from simkit.sim.variant import HONEST, load_variant, ref_resolved_from
+    from simkit.sim.versions import previous_release
 
     variant = load_variant(variant_ref) if variant_ref else HONEST
     release, base = options.release_of(rollout, mix, base_ref)
@@ -64,10 +66,14 @@ def fuzz(
     budget = f"{seconds:g} s"
     if shrink_seconds is not None:
         budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"
+    # the protocol as specified is also fuzzed as the release after the previous one
+    previous = previous_release if not (variant_ref or release) else None
     if release:
         kinds = " and ".join(sorted(release))
         click.echo(f"fuzzing a release ({kinds}) from {base.name} to {variant.name}")
     click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
+    if previous is not None:
+        click.echo(f"every third chunk: a release from {previous.name} to it (docs/releases.md)")
     status = Status()
 
     def written(result) -> None:
@@ -79,7 +85,7 @@ def fuzz(
         variant, seconds=seconds, shrink_seconds=shrink_seconds or None,
         shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
         out=path, progress=lambda result: status.show(progress_line(result)), written=written,
-        shrink_workers=os.cpu_count() or 1, release=release, base=base,
+        shrink_workers=os.cpu_count() or 1, release=release, base=base, previous=previous,
         base_ref=base_ref and ref_resolved_from(base_ref, Path.cwd()),
     )  # fmt: skip
     status.end()

@@ -88,6 +88,7 @@ class WorldMachine(RuleBasedStateMachine):
     classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
     device_model = True  # off only to measure its cost (``simkit bench fuzz``)
     base: Variant = HONEST  # a release: the version the world starts on (``variant``: the new)
+    base_ref: str | None = None  # how a reproducer names ``base``
     release: frozenset = frozenset()  # "rollout" and/or "mix" (docs/releases.md)
     cut = False  # the budget ended this example mid-way
 
@@ -775,6 +776,7 @@ def machine_for(
     device_model: bool = True,
     base: Variant = HONEST,
     release: frozenset = frozenset(),
+    base_ref: str | None = None,
 ) -> type[WorldMachine]:
     """A state machine class that fuzzes ``variant`` (``classic``: with the rules and
     draws of commit 685eb33's machines, so that a benchmark compares equal work;
@@ -784,6 +786,6 @@ def machine_for(
     name = f"{machine.__name__}[{variant.name}]"
     attributes = {
         "variant": variant, "classic": classic, "device_model": device_model,
-        "base": base, "release": frozenset(release),
+        "base": base, "release": frozenset(release), "base_ref": base_ref or base.name,
     }  # fmt: skip
     return type(name, (machine,), attributes)

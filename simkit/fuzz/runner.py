@@ -135,6 +135,7 @@ def fuzz(
     release: frozenset = frozenset(),
     base: Variant | None = None,
     base_ref: str | None = None,
+    previous: Variant | None = None,
 ) -> FuzzResult:
     """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
     (unless ``shrink`` is off) within what is left of the budget.
@@ -147,28 +148,32 @@ def fuzz(
     ``shrink_workers`` processes replay shrink candidates at once. ``release``:
     ``rollout`` and/or ``mix``: every world runs a release from ``base`` (``base_ref``
     names it; default the protocol as specified) to ``variant`` (docs/releases.md).
+    ``previous``: every third chunk runs, besides, a release from that version to
+    ``variant`` (rolled out and mixed: ``simkit fuzz`` of this code).
     """
     result = FuzzResult(changes=variant.changes)
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
     if release:
         base, base_ref = base or HONEST, base_ref or HONEST.name
         result.release, result.base = tuple(sorted(release)), base.name
-    session = _Session(result, budget, variant_ref, out, progress, written, base_ref)
+    session = _Session(result, budget, variant_ref, out, progress, written)
     phases = [Phase.explicit, Phase.reuse, Phase.generate]  # shrinking is simkit's own
-    runners = {
-        honest: _chunk_runner(
-            machine_for(variant, honest, classic, device_model, base or HONEST, release),
-            session,
-            max_steps,
-            phases,
-        )
+    machines = [
+        machine_for(variant, honest, classic, device_model, base or HONEST, release, base_ref)
         for honest in (True, False)
-    }
+    ]
+    if previous is not None and not release:
+        both = frozenset({"mix", "rollout"})
+        machines.append(
+            machine_for(variant, True, classic, device_model, previous, both, previous.name)
+        )
+        result.release, result.base = tuple(sorted(both)), f"{previous.name} (every third chunk)"
+    runners = [_chunk_runner(machine, session, max_steps, phases) for machine in machines]
     # the first Ctrl-C stops the run before the next example starts (a world
     # interrupted mid-step could not be torn down); a second one interrupts at once
     with deferred_ctrl_c(session.ctrl_c):
         for chunk in itertools.count():
-            run_chunk = runners[chunk % 2 == 0]  # honest and adversary chunks alternate
+            run_chunk = runners[chunk % len(runners)]  # honest, adversary (, release) in turn
             try:
                 run_chunk(seed * 1_000_003 + chunk)
             except _BudgetSpent:
@@ -213,9 +218,9 @@ class _Session:
     """What every example of one fuzz run shares: the clock and the budget, the best
     failing run so far, and a pending Ctrl-C."""
 
-    def __init__(self, result, budget, variant_ref, out, progress, written, base_ref) -> None:
+    def __init__(self, result, budget, variant_ref, out, progress, written) -> None:
         self.result, self.budget = result, budget
-        self.variant_ref, self.out, self.base_ref = variant_ref, out, base_ref
+        self.variant_ref, self.out = variant_ref, out
         self.progress, self.written = progress, written
         self.start = wall_clock()
         self.error: BaseException | None = None  # what broke the first failing run
@@ -336,7 +341,7 @@ class _Session:
             steps=tuple(machine.steps),
             variant=self.variant_ref,
             violations=tuple(v.to_json() for v in violations),
-            base=self.base_ref,
+            base=machine.base_ref if machine.release else None,
         )
         self._write()
 
