@@ -49,7 +49,9 @@ class Plan:
     corpus: Path | None = None  # known findings: replayed first, new findings added
     release: tuple[str, ...] = ()  # "rollout" and/or "mix": a release (docs/releases.md)
     base: str | None = None  # the version a release starts on; None: the honest stack
-    previous: str | None = None  # every third chunk: a release from this version instead
+    # every third chunk: a release instead, in turn from the first version to this one
+    # and from this one to the second
+    neighbours: tuple[str, str] | None = None
 
     def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
         """Chunk ``index``, or None when the campaign has no more."""
@@ -72,9 +74,12 @@ class Plan:
             return Chunk(seconds=self.seconds, variant=target, **common)
         if remaining <= 0:
             return None
-        if self.previous is not None and index % 3 == 2:
-            common.update(release=("mix", "rollout"), base=self.previous)
-        return Chunk(seconds=remaining, variant=self.variants[index % len(self.variants)], **common)
+        variant = self.variants[index % len(self.variants)]
+        if self.neighbours is not None and index % 3 == 2:
+            common.update(release=("mix", "rollout"), base=self.neighbours[0])
+            if index % 6 == 5:
+                variant, common["base"] = self.neighbours[1], variant
+        return Chunk(seconds=remaining, variant=variant, **common)
 
 
 @attrs.define

@@ -117,8 +117,11 @@ def campaign(
         max_steps=max_steps, shrink_seconds=shrink_seconds, stop_on_failure=stop_on_failure,
         corpus=Path(known_dir) if known_dir else KNOWN, release=tuple(sorted(release)),
         base=base_ref and ref_resolved_from(base_ref, Path.cwd()),
-        # the protocol as specified is also fuzzed as the release after the previous one
-        previous=None if (variant_refs or release or mutants_ref) else "previous-release",
+        # the protocol as specified is also fuzzed as a release, from the previous
+        # version and into the next one (Versioning rule 3)
+        neighbours=None
+        if (variant_refs or release or mutants_ref)
+        else ("previous-release", "newer-client"),
     )  # fmt: skip
     status = Status()
 

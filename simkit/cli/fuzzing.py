@@ -56,7 +56,7 @@ def fuzz(
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.fuzz.text import found_line, no_violation_lines, progress_line, violation_lines
     from simkit.sim.variant import HONEST, load_variant, ref_resolved_from
-    from simkit.sim.versions import previous_release
+    from simkit.sim.versions import newer_client, previous_release
 
     variant = load_variant(variant_ref) if variant_ref else HONEST
     release, base = options.release_of(rollout, mix, base_ref)
@@ -66,14 +66,18 @@ def fuzz(
     budget = f"{seconds:g} s"
     if shrink_seconds is not None:
         budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"
-    # the protocol as specified is also fuzzed as the release after the previous one
-    previous = previous_release if not (variant_ref or release) else None
+    # the protocol as specified is also fuzzed as a release, from the previous version
+    # and into the next one (Versioning rule 3)
+    neighbours = (previous_release, newer_client) if not (variant_ref or release) else None
     if release:
         kinds = " and ".join(sorted(release))
         click.echo(f"fuzzing a release ({kinds}) from {base.name} to {variant.name}")
     click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
-    if previous is not None:
-        click.echo(f"every third chunk: a release from {previous.name} to it (docs/releases.md)")
+    if neighbours is not None:
+        click.echo(
+            f"every third chunk: a release, from {neighbours[0].name} to it or from it to "
+            f"{neighbours[1].name} (docs/releases.md)"
+        )
     status = Status()
 
     def written(result) -> None:
@@ -85,7 +89,7 @@ def fuzz(
         variant, seconds=seconds, shrink_seconds=shrink_seconds or None,
         shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
         out=path, progress=lambda result: status.show(progress_line(result)), written=written,
-        shrink_workers=os.cpu_count() or 1, release=release, base=base, previous=previous,
+        shrink_workers=os.cpu_count() or 1, release=release, base=base, neighbours=neighbours,
         base_ref=base_ref and ref_resolved_from(base_ref, Path.cwd()),
     )  # fmt: skip
     status.end()

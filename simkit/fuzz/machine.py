@@ -89,6 +89,7 @@ class WorldMachine(RuleBasedStateMachine):
     device_model = True  # off only to measure its cost (``simkit bench fuzz``)
     base: Variant = HONEST  # a release: the version the world starts on (``variant``: the new)
     base_ref: str | None = None  # how a reproducer names ``base``
+    variant_ref: str | None = None  # how a reproducer names ``variant``, if not as the run
     release: frozenset = frozenset()  # "rollout" and/or "mix" (docs/releases.md)
     cut = False  # the budget ended this example mid-way
 
@@ -627,6 +628,16 @@ class WorldMachine(RuleBasedStateMachine):
         route = None if self.classic else self.pick(data, OUTAGE_ROUTES, "route")
         self.do(A.Errors(status=status, seconds=seconds, route=route))
 
+    @swarm("relay-crash")
+    @rule(seconds=st.sampled_from([5, 30]))
+    def relay_crash(self, seconds):
+        self.do(A.RelayCrash(seconds=seconds))
+
+
+class ReleaseRules(RuleBasedStateMachine):
+    """The rules of a release (``--rollout``, ``--mix``): mixed into a machine only when
+    it fuzzes one, so a machine of one version draws exactly what it drew before."""
+
     @precondition(lambda self: "rollout" in self.release and self.params is not None)
     @rule(data=st.data())
     def upgrade(self, data):
@@ -640,23 +651,12 @@ class WorldMachine(RuleBasedStateMachine):
         if old:
             self.do(A.Upgrade(target=self.pick(data, old, "device")))
 
-    @precondition(
-        lambda self: (
-            self.params is not None
-            and self.params.rollout is not None
-            and RELAY not in self.world.versions.moved
-        )
-    )
+    @precondition(lambda self: self.params is not None and RELAY not in self.world.versions.moved)
     @rule()
     def upgrade_relay(self):
         """The release reaches the relay, at a drawn moment: before, between or after
         the devices (it may also have started on the new version)."""
         self.do(A.Upgrade(target=RELAY))
-
-    @swarm("relay-crash")
-    @rule(seconds=st.sampled_from([5, 30]))
-    def relay_crash(self, seconds):
-        self.do(A.RelayCrash(seconds=seconds))
 
 
 class HonestMachine(WorldMachine):
@@ -783,9 +783,10 @@ def machine_for(
     ``device_model``: off only to measure what the model costs; ``release``:
     ``rollout`` and/or ``mix``, from ``base`` to ``variant``, docs/releases.md)."""
     machine = HonestMachine if honest else AdversaryMachine
+    bases = (ReleaseRules, machine) if release else (machine,)
     name = f"{machine.__name__}[{variant.name}]"
     attributes = {
         "variant": variant, "classic": classic, "device_model": device_model,
         "base": base, "release": frozenset(release), "base_ref": base_ref or base.name,
     }  # fmt: skip
-    return type(name, (machine,), attributes)
+    return type(name, bases, attributes)

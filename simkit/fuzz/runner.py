@@ -135,7 +135,7 @@ def fuzz(
     release: frozenset = frozenset(),
     base: Variant | None = None,
     base_ref: str | None = None,
-    previous: Variant | None = None,
+    neighbours: tuple[Variant, Variant] | None = None,
 ) -> FuzzResult:
     """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
     (unless ``shrink`` is off) within what is left of the budget.
@@ -148,8 +148,9 @@ def fuzz(
     ``shrink_workers`` processes replay shrink candidates at once. ``release``:
     ``rollout`` and/or ``mix``: every world runs a release from ``base`` (``base_ref``
     names it; default the protocol as specified) to ``variant`` (docs/releases.md).
-    ``previous``: every third chunk runs, besides, a release from that version to
-    ``variant`` (rolled out and mixed: ``simkit fuzz`` of this code).
+    ``neighbours``: (the previous version, the next one): every third chunk runs a
+    release instead, rolled out and mixed, in turn from the previous version to
+    ``variant`` and from ``variant`` to the next (``simkit fuzz`` of this code).
     """
     result = FuzzResult(changes=variant.changes)
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
@@ -162,12 +163,15 @@ def fuzz(
         machine_for(variant, honest, classic, device_model, base or HONEST, release, base_ref)
         for honest in (True, False)
     ]
-    if previous is not None and not release:
+    if neighbours is not None and not release:
         both = frozenset({"mix", "rollout"})
-        machines.append(
-            machine_for(variant, True, classic, device_model, previous, both, previous.name)
-        )
-        result.release, result.base = tuple(sorted(both)), f"{previous.name} (every third chunk)"
+        previous, upcoming = neighbours
+        into = machine_for(variant, True, classic, device_model, previous, both, previous.name)
+        out = machine_for(upcoming, True, classic, device_model, variant, both, variant.name)
+        out.variant_ref = upcoming.name
+        machines = [*machines, into, *machines, out]
+        result.release = tuple(sorted(both))
+        result.base = f"{previous.name} to it, and it to {upcoming.name} (every third chunk)"
     runners = [_chunk_runner(machine, session, max_steps, phases) for machine in machines]
     # the first Ctrl-C stops the run before the next example starts (a world
     # interrupted mid-step could not be torn down); a second one interrupts at once
@@ -339,7 +343,7 @@ class _Session:
             machine="honest" if honest else "adversary",
             params=machine.params,
             steps=tuple(machine.steps),
-            variant=self.variant_ref,
+            variant=machine.variant_ref or self.variant_ref,
             violations=tuple(v.to_json() for v in violations),
             base=machine.base_ref if machine.release else None,
         )

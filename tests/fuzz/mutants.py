@@ -792,8 +792,48 @@ CLIENT_CLAUSES = (
     ),
 )
 
+# -- Versioning rule 3's compatibility clauses: slips that pass in a world of one version
+# and break a release; `simkit fuzz` of the protocol as specified runs every third chunk
+# as a release (docs/releases.md) -------------------------------------------------------
+
+COMPAT = (
+    Mutant(
+        "pull-requires-epoch",
+        "client/sync.py",
+        "        answer = response.json()\n"
+        '        device.note_epoch(graph_id, answer.get("epoch"))',
+        '        answer = response.json()\n        device.note_epoch(graph_id, answer["epoch"])',
+        "Versioning rule 3: '`epoch` on push and pull answers is optional so clients can talk "
+        "to an older relay.'",
+    ),
+    Mutant(
+        "missing-log-route-alarms",
+        "client/sync.py",
+        "            _save_log(device, graph_id, unverified(log))\n            return",
+        '            _save_log(device, graph_id, log.alarmed("no log route"))\n            return',
+        "Versioning rule 3: 'A relay without the log route makes a client report log status "
+        "`unverified`, not an accusation.'",
+    ),
+    Mutant(
+        "strict-record-members",
+        "client/receive.py",
+        '    if record["at"] != op["rev"]:',
+        '    if record["at"] != op["rev"] or known_members(record) != record:',
+        "Versioning rule 3: 'Unknown record members are signed and ignored, so new optional "
+        "fields do not partition a fleet.'",
+    ),
+    Mutant(
+        "relay-refuses-unknown-members",
+        "relay/schema.py",
+        "        if strict and name not in known:",
+        "        if name not in known:",
+        "Versioning rule 3: 'An older relay drops `excluding`': a relay drops request members "
+        "it does not know (docs/findings.md, F19).",
+    ),
+)
+
 CLIENT_ALL = CLIENT + CLIENT_CLAUSES
-ALL = RELAY + CLIENT_ALL
+ALL = RELAY + CLIENT_ALL + COMPAT
 BY_NAME = {mutant.name: mutant for mutant in ALL}
 
 

@@ -38,8 +38,6 @@ ESCAPES = {
     "behind-fetches-keys-only-on-recheck": "the device holds its writes while behind and "
     "fetches keys at its next recheck (30 s) anyway; the spec ties the fetch to the next "
     "write, and neither model keeps the virtual clock the delay would be judged on",
-    "possession-without-self-sig": "reached only when an older client links (link older, "
-    "no selfSig) and then proves possession before any approval: rare in 60 s",
 }
 
 
