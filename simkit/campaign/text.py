@@ -25,6 +25,22 @@ def finding_lines(finding: Finding) -> list[str]:
     return [line, f"  reproducer: {finding.path}"] if finding.path else [line]
 
 
+def _release_lines(result: Campaign) -> list[str]:
+    """A campaign of a release (or of the protocol as specified, whose every third chunk
+    is one): what moved, over every chunk (docs/releases.md)."""
+    plan, counts = result.plan, result.coverage.counts
+    if plan.release:
+        what = f"every chunk a release ({' and '.join(plan.release)}) from {plan.base or 'honest'}"
+    elif plan.neighbours:
+        what = f"every third chunk a release, from {plan.neighbours[0]} or to {plan.neighbours[1]}"
+    else:
+        return []
+    return [
+        f"{what}: {counts['upgrade device']:,} device upgrades and {counts['upgrade relay']:,} "
+        f"relay upgrades over {counts['release']:,} worlds"
+    ]
+
+
 def summary_lines(result: Campaign) -> list[str]:
     """What ran (known findings replayed, chunks, workers lost), what was checked and
     reached, then the verdict: the mutation score, or each distinct finding."""
@@ -43,6 +59,7 @@ def summary_lines(result: Campaign) -> list[str]:
         lines.append(f"chunks lost (their workers kept dying): {len(result.lost)}")
     invariants = sorted({name for o in result.outcomes for name in o["invariants"]})
     lines.append("invariants checked: " + (", ".join(invariants) or "none (no chunk finished)"))
+    lines += _release_lines(result)
     lines += coverage_lines(result.coverage)
     if result.plan.mutants:
         return lines + _mutation_lines(result)

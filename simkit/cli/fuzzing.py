@@ -24,7 +24,7 @@ from simkit.cli.terminal import Status, echo_lines
 @options.variant(
     "Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
     "MODULE is looked up in the current directory first. A built-in version's name "
-    "(older-relay, older-client, previous-release, newer-client) needs no module."
+    "(honest, older-relay, older-client, previous-release, newer-client) needs no module."
 )
 @options.release
 @options.out("simkit-repro-<variant>-<seed>.json")
@@ -69,10 +69,10 @@ def fuzz(
     # the protocol as specified is also fuzzed as a release, from the previous version
     # and into the next one (Versioning rule 3)
     neighbours = (previous_release, newer_client) if not (variant_ref or release) else None
+    what = f"{variant.name} ({variant.description})"
     if release:
-        kinds = " and ".join(sorted(release))
-        click.echo(f"fuzzing a release ({kinds}) from {base.name} to {variant.name}")
-    click.echo(f"fuzzing {variant.name} ({variant.description}) for {budget}, seed {seed}")
+        what = f"a release ({' and '.join(sorted(release))}) from {base.name} to {what}"
+    click.echo(f"fuzzing {what} for {budget}, seed {seed}")
     if neighbours is not None:
         click.echo(
             f"every third chunk: a release, from {neighbours[0].name} to it or from it to "

@@ -104,8 +104,9 @@ def release(command):
         ),
         click.option(
             "--base", "base_ref", metavar=VARIANT_METAVAR,
-            help="The version a release starts from (default: the protocol as specified; "
-            "previous-release, older-relay, older-client or MODULE:NAME).",
+            help="The version a release starts from (default: honest, the protocol as "
+            "specified; or a built-in version: older-relay, older-client, previous-release, "
+            "newer-client; or MODULE:NAME).",
         ),
     )):  # fmt: skip
         command = option(command)

@@ -154,12 +154,16 @@ def _rollout(instance, attribute, value) -> None:
     if not isinstance(value, dict) or set(value) != {"relay_new", "devices_new"}:
         _bad(attribute, value, 'null or {"relay_new": true|false, "devices_new": [device IDs]}')
     if not isinstance(value["relay_new"], bool):
-        _bad(attribute, value["relay_new"], "true or false (relay_new)")
+        raise ParamsError(
+            f"world.rollout.relay_new must be true or false, not {value['relay_new']!r}"
+        )
     fleet = [d for ids in MEMBERS.values() for d in ids]
-    if not isinstance(value["devices_new"], list) or any(
-        d not in fleet for d in value["devices_new"]
-    ):
-        _bad(attribute, value["devices_new"], "a list of the fleet's devices: " + ", ".join(fleet))
+    devices = value["devices_new"]
+    if not isinstance(devices, list) or any(d not in fleet for d in devices):
+        raise ParamsError(
+            f"world.rollout.devices_new must be a list of the fleet's devices "
+            f"({', '.join(fleet)}), not {devices!r}"
+        )
 
 
 def _rules(value):

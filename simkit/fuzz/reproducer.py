@@ -106,7 +106,9 @@ def _check_schema(data) -> None:
             )
     if (data.get("base") is None) != (data["world"].get("rollout") is None):
         raise ReproducerError(
-            'a rollout needs both "base" (the version it starts on) and world.rollout'
+            'a release needs both "base" (the version it starts on; "honest" for the protocol '
+            "as specified) and world.rollout (who starts on the new version); a world of one "
+            "version has neither"
         )
     recorded = data.get("trace_hash")
     if recorded is not None and not (isinstance(recorded, str) and len(recorded) == 64):
@@ -174,6 +176,12 @@ class Reproducer:
         params = WorldParams(**data["world"])
         steps = parse_steps(data["steps"])
         check_actors(params, steps)
+        upgrades = [i for i, step in enumerate(steps) if step.RULE == "upgrade"]
+        if upgrades and params.rollout is None:
+            raise StepError(
+                f"step {upgrades[0]} (upgrade): a world of one version has nothing to upgrade "
+                '(a release has "base" and world.rollout)'
+            )
         return cls(
             machine=data["machine"],
             params=params,
@@ -267,6 +275,7 @@ def replay_summary(repro: Reproducer, result: ReplayResult, name: str) -> dict:
         ],
         "invariants": [c.to_json() for c in checks],
         "behaviours": result.world.coverage.to_json(),
+        "costs": result.world.cost().to_json(),
     }
     first = first_violation(result.violations)
     if first is not None:

@@ -35,6 +35,7 @@ from simkit.fuzz.shrink import Shrinker, Shrunk, Target
 from simkit.invariants import Monitor, Violation
 from simkit.realtime import wall_clock
 from simkit.sim.behaviours import Coverage
+from simkit.sim.costs import Costs
 from simkit.sim.variant import HONEST, Variant
 
 CHUNK_EXAMPLES = 5
@@ -83,6 +84,7 @@ class FuzzResult:
     coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
     changes: tuple[str, ...] = ()  # the rules the variant changes (judged by consequences)
     excused: Counter = attrs.Factory(Counter)  # model findings in those rules, by rule
+    costs: Costs = attrs.Factory(Costs)  # what every example cost, added up
     release: tuple[str, ...] = ()  # "mix", "rollout": every world ran a release
     base: str | None = None  # the version a release started from
 
@@ -102,6 +104,7 @@ class FuzzResult:
                 "model_findings_left_to_them": dict(sorted(self.excused.items())),
             },
             "behaviours": self.coverage.to_json(),
+            "costs": self.costs.to_json(),
             "finding": None
             if self.failure is None
             else {
@@ -249,6 +252,7 @@ class _Session:
             self.result.steps += len(last.steps) if last else 0
             if last is not None and last.driver is not None:
                 self.result.coverage.merge(last.world.coverage)
+                self.result.costs.merge(last.world.cost())
                 self.result.excused.update(last.world.excused())
 
     def before_example(self) -> None:

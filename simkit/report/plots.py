@@ -7,9 +7,12 @@ from collections.abc import Callable
 
 import attrs
 
+from simkit.relay.http import Refused
+from simkit.relay.routing import match
 from simkit.report import svg
 from simkit.report.data import RELAY, Story, is_fault, worst_lag
 from simkit.report.history import Operation, latencies
+from simkit.sim.behaviours import route_name
 
 LINE_HEIGHT = 200
 SMALL_CHAR_PX = 6  # an estimate of one character's width at the 10 px label font
@@ -64,6 +67,7 @@ def figures(story: Story, ops: tuple[Operation, ...]) -> list[Figure]:
         availability_figure(story),
         rejected_figure(story),
         alarms_figure(story),
+        requests_figure(story),
     ]
 
 
@@ -399,3 +403,38 @@ def alarms_figure(story: Story) -> Figure:
         "ticks: scheduled actions, setup and ceremonies. Hover for details."
     )
     return Figure("Alarms and faults", caption, chart)
+
+
+MAX_ROUTES = 6
+
+
+def requests_figure(story: Story) -> Figure:
+    """Requests per route over time, as the devices sent them (counted up), so a
+    change that polls or rechecks more shows its slope (docs/performance.md, "What a
+    run costs")."""
+    per_route: dict[str, list[float]] = {}
+    for x in story.exchanges:
+        try:
+            route = route_name(match(x.method, x.path)[0]).replace(" /graphs/:gid/", " …/")
+        except Refused:
+            route = "no route"
+        per_route.setdefault(route, []).append(x.start)
+    busiest = sorted(per_route, key=lambda r: (-len(per_route[r]), r))
+    if len(busiest) > MAX_ROUTES:  # the legend has room for so many: the rest together
+        rest = sorted(t for r in busiest[MAX_ROUTES - 1 :] for t in per_route.pop(r))
+        busiest, per_route["other routes"] = [*busiest[: MAX_ROUTES - 1], "other routes"], rest
+    series = [
+        Series(route, *svg.stroke(i), [(0.0, 0), *((t, n) for n, t in enumerate(times, 1)),
+                                       (story.end, len(times))])
+        for i, (route, times) in enumerate((r, per_route[r]) for r in busiest)
+    ]  # fmt: skip
+    chart = _line_chart(
+        "plot-requests", "plot-requests", "Requests per route (cumulative)", story, series,
+        "requests", stairs=True, empty="No request was sent.",
+    )  # fmt: skip
+    caption = (
+        "How many requests the devices sent on each route (…/ is /graphs/:gid/), counted "
+        "up over virtual time, the busiest first (sent, not necessarily served: the Cost "
+        "table counts what the relay served)."
+    )
+    return Figure("Requests per route", caption, chart)

@@ -21,7 +21,7 @@ _ITEMS = {
     "expectations": {"name": str, "passed": bool, "detail": str},
     "invariants": {"name": str, "passed": bool | None, "violations": list},
 }
-_OPTIONAL = {"variant": str | None, "violation": dict}
+_OPTIONAL = {"variant": str | None, "violation": dict, "costs": dict}
 _VIOLATION = {"invariant": str, "detail": str, "text": str}
 
 

@@ -67,10 +67,11 @@ def summary_tables(story: Story, summary: dict) -> list[Table]:
         if len(checked) < len(summary["invariants"])
         else ""
     )
-    versions = versions_table(story)
+    versions, costs = versions_table(story), costs_table(summary)
     return [
         Table("", "", ("Run", ""), facts),
         *([versions] if versions else []),
+        *([costs] if costs else []),
         Table("Expectations", "", ("Result", "Expectation", "Detail"), expectations, True),
         Table("Invariants", note, ("Result", "Invariant", "Violations"), invariants, True),
     ]
@@ -93,6 +94,45 @@ def versions_table(story: Story) -> Table | None:
     rows = [(p, started[p], moved.get(p, "— (stayed)")) for p in parties]
     note = "A release runs two versions at once (docs/releases.md): who ran which, and when."
     return Table("Versions", note, ("Party", "Started on", "Moved to"), rows)
+
+
+def costs_table(summary: dict) -> Table | None:
+    """What the run cost the relay and the devices, per route (None when the summary
+    does not say: a report rendered from a trace alone)."""
+    costs = summary.get("costs")
+    if not costs:
+        return None
+    rows = [
+        (route, f"{c['requests']:,}", f"{c['bytes_up']:,}", f"{c['bytes_down']:,}")
+        for route, c in costs["routes"].items()
+    ]
+    rows.append(
+        (
+            "all routes",
+            f"{costs['requests']:,}",
+            f"{costs['bytes_up']:,}",
+            f"{costs['bytes_down']:,}",
+        )
+    )
+    per_write, per_hour, converge = (
+        costs["per_app_write"],
+        costs["per_device_hour"],
+        costs["converge_s"],
+    )
+    note = (
+        f"What the relay served: {costs['app_writes']:,} application writes, "
+        f"{costs['device_hours']:g} device-hours, {costs['records_pulled']:,} records "
+        f"pulled, {costs['checkpoint_records']:,} checkpoint records; "
+        + (f"{per_write['requests']:g} requests per write" if per_write else "no write")
+        + (f", {per_hour['requests']:g} per device-hour" if per_hour else "")
+        + (
+            f"; {converge['converged']} of {converge['writes']} writes reached every "
+            f"follower, in {converge['p50']:g} s (median), {converge['p99']:g} s (p99)."
+            if converge["converged"]
+            else "."
+        )
+    )
+    return Table("Cost", note, ("Route", "Requests", "Bytes up", "Bytes down"), rows)
 
 
 def violation_lists(summary: dict) -> list[tuple[str, list[str]]]:

@@ -214,6 +214,8 @@ def _check(r: Reader, action, when: tuple[float, int], cast: Cast) -> None:
     if isinstance(action, S.CrashDevice):
         cast.crashes.append((action.device, at, at + action.restart_after))
     if isinstance(action, S.Upgrade) and action.target != "relay":
+        if action.target not in cast.members:
+            raise r.fail("target", f'"relay" or a device of the world ({_listed(cast.members)})')
         _existing(r, "target", action.target, when, cast)
 
 

@@ -257,7 +257,21 @@ def _release(r: Reader, cast, schedule: tuple) -> tuple[S.Rollout | None, Varian
     for device in new:
         if device not in cast.members:
             raise rel.fail("new_devices", f"devices of the world ({', '.join(cast.members)})")
+    if len(set(new)) != len(new):
+        raise rel.fail("new_devices", "each device once")
     relay = rel.choice("relay", ("base", "new"), "base")
+    moved = {*new, *(["relay"] if relay == "new" else [])}
+    rows = r.rows("schedule")
+    order = sorted(range(len(schedule)), key=lambda i: (schedule[i].at, i))
+    for i in order:  # an upgrade of a party already on the new version changes nothing
+        action = schedule[i]
+        if isinstance(action, S.Upgrade):
+            if action.target in moved:
+                raise rows[i].fail(
+                    "target", f"a party still on the base version ({action.target!r} is on the "
+                    "new one by then: [release] or an earlier upgrade)",
+                )  # fmt: skip
+            moved.add(action.target)
     return S.Rollout(relay_new=relay == "new", devices_new=tuple(new)), base
 
 

@@ -44,6 +44,7 @@ class ScenarioResult:
             "expectations": [attrs.asdict(c) for c in self.expectations],
             "invariants": [i.to_json() for i in self.invariants],
             "behaviours": self.world.coverage.to_json(),
+            "costs": self.world.cost().to_json(),
         }
         first = first_violation(self.world.violations)
         if first is not None:

@@ -67,6 +67,8 @@ class DeviceSlot:
     stolen: bool = False  # revoked, but a thief keeps it running
     registered: bool = False  # the relay has its keys (a crash may come first)
     self_sig: bool = True  # False: an older client, which registers without selfSig
+    born: float = 0.0  # when it joined the fleet (virtual time)
+    left: float | None = None  # when it was revoked
 
     @property
     def alive(self) -> bool:
@@ -223,6 +225,7 @@ class World:
             raise SimkitError(f"device {device_id!r} already exists in this world")
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
+        slot.born = self.now()
         slot.device = self.version_of(device_id).device.create(
             member, device_id, _Link(self, device_id), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
@@ -345,6 +348,12 @@ class World:
         self.trace.emit(
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
+        if event.kind == "checkpoint.published":
+            self.costs.checkpoints += 1
+        elif event.kind == "record.applied":
+            sk = device.storage_key(event.graph)
+            self.costs.applied(device.device_id, sk, event.fields["recordId"],
+                               event.fields["rev"], self.now())  # fmt: skip
         if event.kind == "record.restamped":
             self.ledger.restamp(device.device_id, event.graph, event.fields["recordId"])
         if event.kind == "log.alarm":  # any device's alarm detects the modes switched on
@@ -421,7 +430,7 @@ class World:
         """The relay revoked a device: it leaves the fleet (a thief keeps a stolen one)."""
         slot = self.slots.get(device_id)
         if slot is not None:
-            slot.revoked = True
+            slot.revoked, slot.left = True, self.now()
             if not slot.stolen:
                 self.crash(device_id)
 
@@ -643,7 +652,16 @@ class World:
 
     def apply(self, device_id: str, write) -> dict:
         """Do an application write on a device and trace it with the rev it got."""
-        record = write.apply(self.slots[device_id].device)
+        slot = self.slots[device_id]
+        record = write.apply(slot.device)
+        self.costs.writes += 1
+        sk = slot.device.storage_key(write.graph_id)
+        readers = [
+            d for d in self.followers(sk)
+            if d != device_id
+            and self.slots[d].device.unfiltered(graph_id_for(sk, self.slots[d].member))
+        ]  # fmt: skip
+        self.costs.wrote(sk, record["id"], record["at"], self.now(), readers)
         if self.device_oracle is not None:
             self.device_oracle.app_wrote(device_id, write.graph_id, record)
         self.note("event", device_id, name="app.write", rev=record["at"], **write.trace_fields())
@@ -727,6 +745,15 @@ class World:
                 break
         self.drained = True
         self.note("check", "world", what="quiescence", settled=self.settled_at is not None)
+
+    def cost(self) -> Costs:
+        """What the run cost so far, the fleet's device-hours included (every device
+        from when it joined until now or its revocation)."""
+        now = self.now()
+        self.costs.device_seconds = sum(
+            (now if slot.left is None else slot.left) - slot.born for slot in self.slots.values()
+        )
+        return self.costs
 
     def alive(self) -> list[DeviceSlot]:
         return [s for _, s in sorted(self.slots.items()) if s.alive and not s.revoked]

@@ -72,9 +72,10 @@ def test_a_release_reproducer_keeps_its_base_and_rollout(tmp_path):
     [
         ({"base": None}, 'needs both "base"'),
         ({"world": {"rollout": None}}, 'needs both "base"'),
+        ({"base": None, "world": {"rollout": None}}, "nothing to upgrade"),
         ({"base": "no-such-version"}, '"base" must be null'),
-        ({"world": {"rollout": {"relay_new": 1, "devices_new": []}}}, "relay_new"),
-        ({"world": {"rollout": {"relay_new": True, "devices_new": ["zz"]}}}, "fleet's devices"),
+        ({"world": {"rollout": {"relay_new": 1, "devices_new": []}}}, "rollout.relay_new"),
+        ({"world": {"rollout": {"relay_new": True, "devices_new": ["zz"]}}}, "rollout.devices_new"),
         ({"steps": [{"rule": "upgrade"}]}, "target"),
         ({"steps": [{"rule": "upgrade", "target": "a9"}]}, "does not exist"),
     ],

@@ -4,6 +4,8 @@ Each is a few lines over the override points of the relay (docs/relay.md) and th
 device (docs/variants.md). ``simkit fuzz --variant tests.fuzz.variants:max_seq``.
 """
 
+import attrs
+
 from simkit.client import Device
 from simkit.relay import Relay
 from simkit.relay.state import LogEntry
@@ -61,6 +63,20 @@ skip_missing_epoch = Variant(
     "skip-missing-epoch",
     "the client advances its cursor past an op under a missing epoch",
     device=SkipsOpsUnderMissingEpochs,
+)
+
+
+class PollsTwiceAsOften(Device):
+    """Not a protocol change: the same client, polling twice as often when idle."""
+
+    async def _poll_timer(self):
+        self.config = attrs.evolve(self.config, poll_interval_s=self.config.poll_interval_s / 2)
+        await super()._poll_timer()
+
+
+# a cost change, not a rule change: every check passes, only `simkit compare`'s cost sees it
+polls_twice = Variant(
+    "polls-twice", "the client polls twice as often when idle", device=PollsTwiceAsOften
 )
 
 # an intended change, not a bug: the device model leaves the rules it names to the

@@ -13,7 +13,7 @@ from . import png
 from .conftest import summary
 
 PLOTS = ("plot-lag-1", "plot-convergence", "plot-latency", "plot-availability", "plot-rejected",
-         "plot-alarms")  # fmt: skip
+         "plot-alarms", "plot-requests")  # fmt: skip
 VIOLATION_BACKGROUND = (0xFF, 0xF7, 0xF7)  # section.violation
 NOT_CHECKED_BACKGROUND = (0xFF, 0xF6, 0xE0)  # td.unchecked
 MARKED_WRITE_BACKGROUND = (0xFF, 0xE8, 0xE8)  # tr.marked: a write the violation names

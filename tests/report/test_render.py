@@ -66,7 +66,7 @@ def test_markdown_has_the_summary_table_the_diagram_and_the_timeline(alarm_repor
 
 PLOTS = (
     "plot-lag-1", "plot-lag-2", "plot-convergence", "plot-latency", "plot-availability",
-    "plot-rejected", "plot-alarms",
+    "plot-rejected", "plot-alarms", "plot-requests",
 )  # fmt: skip
 
 

@@ -289,12 +289,36 @@ MISTAKES = [
             + '\n[release]\nbase = "older-relay"\n'
             + _action(at=10, action="upgrade", target="zed")
         ),
-        "target: expected a device of the world",
+        'target: expected "relay" or a device of the world',
     ),
     (
         "a release starting an unknown device on the new version",
         lambda t: t + '\n[release]\nnew_devices = ["zed"]\n',
         "release.new_devices: expected devices of the world",
+    ),
+    (
+        "an upgrade of a device already on the new version",
+        lambda t: (
+            t
+            + '\n[release]\nnew_devices = ["b1"]\n'
+            + _action(at=10, action="upgrade", target="b1")
+        ),
+        "target: expected a party still on the base version",
+    ),
+    (
+        "a second upgrade of the relay",
+        lambda t: (
+            t
+            + "\n[release]\n"
+            + _action(at=10, action="upgrade", target="relay")
+            + _action(at=20, action="upgrade", target="relay")
+        ),
+        "schedule[1].target: expected a party still on the base version",
+    ),
+    (
+        "a device listed twice as starting new",
+        lambda t: t + '\n[release]\nnew_devices = ["b1", "b1"]\n',
+        "release.new_devices: expected each device once",
     ),
     (
         "a release whose relay starts on neither version",

@@ -1,0 +1,83 @@
+"""``simkit compare``: a protocol change against what runs today, for a reviewer."""
+
+import sys
+
+import click
+
+from simkit.cli import options
+from simkit.cli.app import debug_option, main
+from simkit.cli.terminal import Status
+
+
+@main.command()
+@debug_option
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@options.variant("The change to review (required): MODULE:NAME, PATH.py:NAME or a built-in name.")
+@click.option(
+    "--base",
+    "base_ref",
+    metavar=options.VARIANT_METAVAR,
+    default=None,
+    help="What runs today (default: honest, the protocol as specified).",
+)
+@click.option(
+    "--time",
+    "seconds",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds of seeded fuzzing on each version after the scenarios (0: none).",
+)
+@options.seed("Seed of the fuzzing (the scenarios keep their own seeds).")
+@click.option(
+    "--max-cost-growth",
+    type=click.FloatRange(min=1.0),
+    default=1.2,
+    show_default=True,
+    help="Requests under the change over requests under the base past which a scenario "
+    "(or the whole library) counts as a regression.",
+)
+@options.report("Write compare.md, compare.html, compare.json and any finding here (required).")
+@options.json("Also write the comparison's JSON here.")
+def compare(
+    paths: tuple[str, ...],
+    variant_ref: str | None,
+    base_ref: str | None,
+    seconds: float,
+    seed: int,
+    max_cost_growth: float,
+    report_dir: str | None,
+    json_path: str | None,
+) -> None:
+    """Run the scenario library (or the scenarios or folders given) under the base and
+    under the change with the same seeds, then fuzz each for --time seconds, and write
+    one report for reviewers: verdicts and checks that flipped, where each pair of runs
+    first went apart, what each cost, what each fuzz run found.
+
+    Exit 0 when nothing regressed, 1 when a verdict regressed (a scenario that passed
+    fails, or the fuzzing found under the change only) or requests grew past
+    --max-cost-growth, 2 on bad input (docs/reviewing.md).
+    """
+    from simkit.report.compare import Side, compare, write_comparison
+    from simkit.scenario.load import load_library
+    from simkit.sim.variant import HONEST, load_variant
+
+    if variant_ref is None:
+        raise click.UsageError("--variant names the change to review")
+    if report_dir is None:
+        raise click.UsageError("--report names the folder the comparison is written to")
+    change = Side(load_variant(variant_ref), variant_ref)
+    base = Side(load_variant(base_ref, where=f"--base {base_ref}"), base_ref) if base_ref else (
+        Side(HONEST, HONEST.name)
+    )  # fmt: skip
+    scenarios = [s for path in paths or (None,) for s in load_library(path)]
+    status = Status()
+    result = compare(
+        scenarios, base, change, seconds=seconds, seed=seed, max_cost_growth=max_cost_growth,
+        progress=status.show,
+    )  # fmt: skip
+    status.end()
+    page = write_comparison(result, report_dir, json_path)
+    click.echo((page.parent / "compare.md").read_text(encoding="utf-8"), nl=False)
+    click.echo(f"report: {page}")
+    sys.exit(1 if result.failed else 0)

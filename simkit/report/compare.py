@@ -1,0 +1,318 @@
+"""Two versions of the protocol side by side, for a reviewer (docs/reviewing.md).
+
+``compare`` runs each scenario under the base and under the change with the same
+seed, and a seeded fuzz budget on each; ``write_comparison`` writes what a reviewer
+reads: which verdicts, expectations and invariants flipped, where the two runs first
+went apart (both traces' excerpts), what each cost, the behaviours each reached and
+what each fuzz run found.
+"""
+
+import json
+from collections.abc import Callable
+from html import escape
+from pathlib import Path
+
+import attrs
+
+from simkit.fuzz.runner import FuzzResult, fuzz
+from simkit.report.data import describe, label
+from simkit.report.html import page_start, table
+from simkit.report.markdown import table as md_table
+from simkit.report.tables import Table
+from simkit.scenario.load import Scenario
+from simkit.scenario.run import ScenarioResult, run_scenario
+from simkit.sim.variant import Variant
+
+EXCERPT = 3  # trace events shown before and after the first difference
+WRAP = "white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; margin: 0"
+MAX_COST_GROWTH = 1.2
+
+
+@attrs.frozen
+class Side:
+    """One version as the comparison names it: the Variant and how it was given."""
+
+    variant: Variant
+    ref: str
+
+
+@attrs.frozen
+class Pair:
+    """One scenario run under both versions."""
+
+    name: str
+    base: dict  # each run's summary (``ScenarioResult.summary``)
+    change: dict
+    divergence: dict | None  # the first trace event that differs, with both excerpts
+
+    @property
+    def regressed(self) -> bool:
+        return self.base["passed"] and not self.change["passed"]
+
+    def flipped(self) -> list[str]:
+        """Every expectation and invariant whose result differs between the two."""
+        out = []
+        for kind in ("expectations", "invariants"):
+            before = {item["name"]: item["passed"] for item in self.base[kind]}
+            for item in self.change[kind]:
+                was = before.get(item["name"], "absent")
+                if was != item["passed"]:
+                    out.append(f"{item['name']}: {_result(was)} -> {_result(item['passed'])}")
+        return out
+
+    def growth(self) -> float | None:
+        """Requests under the change over requests under the base (None: no request)."""
+        base, change = self.base["costs"]["requests"], self.change["costs"]["requests"]
+        return round(change / base, 2) if base else None
+
+
+def _result(passed) -> str:
+    return {True: "pass", False: "FAIL", None: "not checked"}.get(passed, str(passed))
+
+
+@attrs.define
+class Comparison:
+    base: Side
+    change: Side
+    pairs: list[Pair] = attrs.Factory(list)
+    fuzz: dict[str, FuzzResult | None] = attrs.Factory(dict)  # side -> result (None: not run)
+    max_cost_growth: float = MAX_COST_GROWTH
+
+    def cost_grew(self) -> list[str]:
+        """Scenarios whose requests grew past the threshold, and the total."""
+        out = [p.name for p in self.pairs if (p.growth() or 0) > self.max_cost_growth]
+        total = self.total_growth()
+        if total is not None and total > self.max_cost_growth:
+            out.append("all scenarios")
+        return out
+
+    def total_growth(self) -> float | None:
+        base = sum(p.base["costs"]["requests"] for p in self.pairs)
+        change = sum(p.change["costs"]["requests"] for p in self.pairs)
+        return round(change / base, 2) if base else None
+
+    def regressions(self) -> list[str]:
+        out = [f"{p.name}: pass -> FAIL" for p in self.pairs if p.regressed]
+        base, change = self.fuzz.get("base"), self.fuzz.get("change")
+        if change is not None and change.failure and not (base and base.failure):
+            out.append(f"fuzz: found under the change only: {_first_line(change.failure)}")
+        return out
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions() or self.cost_grew())
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+def compare(
+    scenarios: list[Scenario],
+    base: Side,
+    change: Side,
+    *,
+    seconds: float = 0.0,
+    seed: int = 0,
+    max_cost_growth: float = MAX_COST_GROWTH,
+    progress: Callable[[str], None] = lambda line: None,
+) -> Comparison:
+    """Each scenario under both versions (each run's trace kept in memory), then
+    ``seconds`` of seeded fuzzing on each (0: none)."""
+    result = Comparison(base, change, max_cost_growth=max_cost_growth)
+    for index, scenario in enumerate(scenarios):
+        progress(f"scenario {index + 1}/{len(scenarios)}: {scenario.name}")
+        runs = [run_scenario(_as(scenario, side)) for side in (base, change)]
+        summaries = [r.summary() for r in runs]
+        result.pairs.append(Pair(scenario.name, *summaries, divergence=_divergence(*runs)))
+    for name, side in (("base", base), ("change", change)):
+        if seconds > 0:
+            progress(f"fuzzing the {name} ({side.variant.name}) for {seconds:g} s")
+            result.fuzz[name] = fuzz(
+                side.variant, seconds=seconds, seed=seed, max_steps=25, variant_ref=side.ref,
+                shrink_seconds=max(seconds / 2, 5.0),
+            )  # fmt: skip
+        else:
+            result.fuzz[name] = None
+    return result
+
+
+def _as(scenario: Scenario, side: Side) -> Scenario:
+    """The scenario under one version: its own variant, if it names one, is replaced
+    (the scenario is the situation; the comparison asks how each version meets it)."""
+    return attrs.evolve(scenario, variant=side.variant, variant_ref=side.ref)
+
+
+def _divergence(base: ScenarioResult, change: ScenarioResult) -> dict | None:
+    """The first trace event that differs, and the events around it in each trace."""
+    a, b = list(base.world.trace), list(change.world.trace)
+    first = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x.line() != y.line()),
+        None if len(a) == len(b) else min(len(a), len(b)),
+    )
+    if first is None:
+        return None
+
+    def excerpt(events) -> list[str]:
+        window = events[max(0, first - EXCERPT) : first + EXCERPT + 1]
+        return [
+            f"{'>' if e.seq == first else ' '} #{e.seq} {e.t:.3f} s {e.actor} {label(e)} "
+            f"{describe(e.fields)}"[:200]
+            for e in window
+        ]
+
+    at = (a[first] if first < len(a) else b[first]).t
+    return {"trace_seq": first, "t": round(at, 3), "base": excerpt(a), "change": excerpt(b)}
+
+
+# -- what a reviewer reads -------------------------------------------------------------------
+
+
+def to_json(c: Comparison) -> dict:
+    return {
+        "base": c.base.ref,
+        "change": c.change.ref,
+        "regressed": c.regressions(),
+        "cost_grew": c.cost_grew(),
+        "max_cost_growth": c.max_cost_growth,
+        "total_request_growth": c.total_growth(),
+        "scenarios": [
+            {
+                "name": p.name,
+                "base_passed": p.base["passed"],
+                "change_passed": p.change["passed"],
+                "flipped": p.flipped(),
+                "request_growth": p.growth(),
+                "base_costs": p.base["costs"],
+                "change_costs": p.change["costs"],
+                "base_behaviours": p.base["behaviours"]["reached"],
+                "change_behaviours": p.change["behaviours"]["reached"],
+                "divergence": p.divergence,
+            }
+            for p in c.pairs
+        ],
+        "fuzz": {
+            side: None
+            if r is None
+            else {
+                "examples": r.examples,
+                "steps": r.steps,
+                "behaviours": len(r.coverage.reached),
+                "finding": r.failure and _first_line(r.failure),
+            }
+            for side, r in c.fuzz.items()
+        },
+    }
+
+
+def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
+    """The scenarios (``only_changed``: those whose runs differ) and the fuzzing."""
+    pairs = [p for p in c.pairs if not only_changed or p.divergence is not None]
+    verdicts = [
+        (
+            p.name,
+            _result(p.base["passed"]),
+            _result(p.change["passed"]),
+            "; ".join(p.flipped()) or "none",
+            f"{p.base['costs']['requests']:,} -> {p.change['costs']['requests']:,}"
+            + (f" ({p.growth():.2f}x)" if p.growth() is not None else "")
+            + (" GREW" if (p.growth() or 0) > c.max_cost_growth else ""),
+            "same trace"
+            if p.divergence is None
+            else f"#{p.divergence['trace_seq']} at {p.divergence['t']:g} s",
+        )
+        for p in pairs
+    ]
+    header = ("Scenario", "Base", "Change", "Flipped", "Requests (ratio)", "First difference")
+    fuzz_rows = [
+        (
+            side,
+            "not run"
+            if r is None
+            else f"{r.examples} examples, {r.steps} steps, {len(r.coverage.reached)} behaviours",
+            "—" if r is None else (_first_line(r.failure) if r.failure else "no violation"),
+        )
+        for side, r in c.fuzz.items()
+    ]
+    total = c.total_growth()
+    reached = [_reached(c.pairs, side) for side in ("base", "change")]
+    requests = (
+        "no request was made" if total is None else f"requests over all scenarios: {total:.2f}x"
+    )
+    past = f" (past {c.max_cost_growth:g}x)" if "all scenarios" in c.cost_grew() else ""
+    note = (
+        f"Base {c.base.ref}, change {c.change.ref}, same seeds; {requests}{past}. Behaviours "
+        f"reached over the scenarios: {reached[0]} (base), {reached[1]} (change)."
+    )
+    if len(pairs) < len(c.pairs):
+        same = len(c.pairs) - len(pairs)
+        note += f" {same} other scenario(s) ran the same trace under both (compare.html lists all)."
+    return [
+        Table("Scenarios", note, header, verdicts),
+        Table(
+            "Fuzzing",
+            "The same seeded budget on each version.",
+            ("Side", "Ran", "Found"),
+            fuzz_rows,
+        ),
+    ]
+
+
+def _reached(pairs: list[Pair], side: str) -> int:
+    """Behaviours one version reached over every scenario."""
+    return len({b for p in pairs for b, n in getattr(p, side)["behaviours"]["counts"].items() if n})
+
+
+def markdown(c: Comparison) -> str:
+    """The summary to paste into a code review."""
+    verdict = "REGRESSED" if c.failed else "nothing regressed"
+    lines = [f"# simkit compare: {c.change.ref} against {c.base.ref}: {verdict}", ""]
+    lines += [f"- regressed: {r}" for r in c.regressions()]
+    lines += [f"- cost grew past {c.max_cost_growth:g}x: {name}" for name in c.cost_grew()]
+    lines += [""] if c.failed else []
+    for t in tables(c, only_changed=True):
+        lines += md_table(t)
+    lines.append("The traces' first differences, side by side, are in compare.html.")
+    return "\n".join(lines) + "\n"
+
+
+def html(c: Comparison) -> str:
+    out = page_start(f"simkit compare: {c.change.ref} against {c.base.ref}")
+    verdict = "REGRESSED" if c.failed else "nothing regressed"
+    out.append(f"<p><strong>{escape(verdict)}</strong></p>")
+    items = [*c.regressions(), *(f"cost grew: {n}" for n in c.cost_grew())]
+    if items:
+        out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>")
+    out += [table(t) for t in tables(c)]
+    out.append("<h2>First differences</h2>")
+    for p in c.pairs:
+        if p.divergence is None:
+            continue
+        d = p.divergence
+        cells = "".join(
+            f'<td><pre style="{WRAP}">{escape(chr(10).join(d[side]))}</pre></td>'
+            for side in ("base", "change")
+        )
+        out.append(
+            f"<h3>{escape(p.name)}: trace #{d['trace_seq']} at {d['t']:g} s</h3>"
+            '<table style="table-layout: fixed; width: 100%">'
+            f"<tr><th>{escape(c.base.ref)}</th><th>{escape(c.change.ref)}</th></tr>"
+            f"<tr>{cells}</tr></table>"
+        )
+    out += ["</body></html>", ""]
+    return "\n".join(out)
+
+
+def write_comparison(c: Comparison, folder: str | Path, json_path: str | Path | None) -> Path:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(to_json(c), indent=2) + "\n"
+    (folder / "compare.json").write_text(data, encoding="utf-8")
+    if json_path:
+        Path(json_path).write_text(data, encoding="utf-8")
+    (folder / "compare.md").write_text(markdown(c), encoding="utf-8")
+    (folder / "compare.html").write_text(html(c), encoding="utf-8")
+    for side, r in c.fuzz.items():
+        if r is not None and r.reproducer is not None:
+            r.reproducer.write(folder / f"finding-{side}.json")
+    return folder / "compare.html"

@@ -1,0 +1,72 @@
+"""``simkit compare``: a change against what runs today, for a reviewer (docs/reviewing.md)."""
+
+import json
+
+from click.testing import CliRunner
+
+from simkit.cli import main
+
+SMALL = ["scenarios/bootstrap.toml", "scenarios/adversary-stolen-device.toml"]
+
+
+def compare(tmp_path, *args: str):
+    out = tmp_path / "cmp"
+    done = CliRunner().invoke(main, ["compare", *args, "--report", str(out)])
+    data = json.loads((out / "compare.json").read_text()) if done.exit_code in (0, 1) else None
+    return done, data, out
+
+
+def test_the_base_against_itself_flips_nothing_costs_the_same_and_exits_0(tmp_path):
+    done, data, out = compare(tmp_path, "--variant", "honest", *SMALL)
+    assert done.exit_code == 0, done.output
+    assert (
+        data["regressed"] == [] and data["cost_grew"] == [] and data["total_request_growth"] == 1.0
+    )
+    for s in data["scenarios"]:
+        assert s["flipped"] == [] and s["request_growth"] == 1.0 and s["divergence"] is None
+    assert "nothing regressed" in (out / "compare.md").read_text()
+
+
+def test_a_change_that_breaks_a_scenario_names_what_flipped_and_where_it_went_apart(tmp_path):
+    done, data, out = compare(tmp_path, "--variant", "tests.fuzz.variants:skip_revoked", *SMALL)
+    assert done.exit_code == 1
+    stolen = next(s for s in data["scenarios"] if s["name"] == "adversary-stolen-device")
+    assert (stolen["base_passed"], stolen["change_passed"]) == (True, False)
+    assert any(f.startswith("revocation: pass -> FAIL") for f in stolen["flipped"])
+    first = stolen["divergence"]
+    assert first["base"] != first["change"] and any(line.startswith(">") for line in first["base"])
+    assert data["regressed"] == ["adversary-stolen-device: pass -> FAIL"]
+    page = (out / "compare.html").read_text()
+    assert "First differences" in page and "record.rejected" in page
+
+
+def test_a_change_that_only_costs_more_exits_1_past_the_threshold_and_0_below_it(tmp_path):
+    args = ["--variant", "tests.fuzz.variants:polls_twice", "scenarios/bootstrap.toml"]
+    done, data, _ = compare(tmp_path, *args, "--max-cost-growth", "1.1")
+    assert done.exit_code == 1 and data["regressed"] == []
+    assert data["cost_grew"] == ["bootstrap", "all scenarios"]
+    [s] = data["scenarios"]
+    assert s["flipped"] == [] and s["request_growth"] > 1.1
+    done, data, _ = compare(tmp_path, *args, "--max-cost-growth", "3")
+    assert done.exit_code == 0 and data["cost_grew"] == []
+
+
+def test_compare_fuzzes_each_version_with_the_same_seed(tmp_path):
+    done, data, _ = compare(
+        tmp_path, "--variant", "honest", "scenarios/bootstrap.toml", "--time", "3", "--seed", "2"
+    )
+    assert done.exit_code == 0, done.output
+    assert data["fuzz"]["base"]["examples"] >= 1 and data["fuzz"]["change"]["examples"] >= 1
+    assert data["fuzz"]["base"]["finding"] is None
+
+
+def test_compare_without_a_change_or_a_folder_or_with_a_bad_one_is_a_usage_error(tmp_path):
+    runner = CliRunner()
+    for args, says in (
+        (["compare", "--report", str(tmp_path)], "--variant"),
+        (["compare", "--variant", "honest"], "--report"),
+        (["compare", "--variant", "nope", "--report", str(tmp_path)], "--variant nope"),
+        (["compare", "--variant", "honest", "--base", "x:y", "--report", str(tmp_path)], "--base"),
+    ):
+        done = runner.invoke(main, args)
+        assert done.exit_code == 2 and says in done.output, done.output
