@@ -37,6 +37,11 @@ from simkit.cli.terminal import Status
     help="Requests under the change over requests under the base past which a scenario "
     "(or the whole library) counts as a regression.",
 )
+@click.option(
+    "--rollout",
+    is_flag=True,
+    help="Fuzz the change as a release rolled out from the base (docs/releases.md).",
+)
 @options.report("Write compare.md, compare.html, compare.json and any finding here (required).")
 @options.json("Also write the comparison's JSON here.")
 def compare(
@@ -46,6 +51,7 @@ def compare(
     seconds: float,
     seed: int,
     max_cost_growth: float,
+    rollout: bool,
     report_dir: str | None,
     json_path: str | None,
 ) -> None:
@@ -74,7 +80,7 @@ def compare(
     status = Status()
     result = compare(
         scenarios, base, change, seconds=seconds, seed=seed, max_cost_growth=max_cost_growth,
-        progress=status.show,
+        rollout=rollout, progress=status.show,
     )  # fmt: skip
     status.end()
     page = write_comparison(result, report_dir, json_path)

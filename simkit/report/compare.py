@@ -115,10 +115,12 @@ def compare(
     seconds: float = 0.0,
     seed: int = 0,
     max_cost_growth: float = MAX_COST_GROWTH,
+    rollout: bool = False,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Comparison:
     """Each scenario under both versions (each run's trace kept in memory), then
-    ``seconds`` of seeded fuzzing on each (0: none)."""
+    ``seconds`` of seeded fuzzing on each (0: none); ``rollout``: the change's fuzzing
+    is a release from the base (docs/releases.md)."""
     result = Comparison(base, change, max_cost_growth=max_cost_growth)
     for index, scenario in enumerate(scenarios):
         progress(f"scenario {index + 1}/{len(scenarios)}: {scenario.name}")
@@ -127,10 +129,12 @@ def compare(
         result.pairs.append(Pair(scenario.name, *summaries, divergence=_divergence(*runs)))
     for name, side in (("base", base), ("change", change)):
         if seconds > 0:
+            release = frozenset({"rollout"}) if rollout and side is change else frozenset()
             progress(f"fuzzing the {name} ({side.variant.name}) for {seconds:g} s")
             result.fuzz[name] = fuzz(
                 side.variant, seconds=seconds, seed=seed, max_steps=25, variant_ref=side.ref,
-                shrink_seconds=max(seconds / 2, 5.0),
+                shrink_seconds=max(seconds / 2, 5.0), release=release, base=base.variant,
+                base_ref=base.ref,
             )  # fmt: skip
         else:
             result.fuzz[name] = None
@@ -198,6 +202,7 @@ def to_json(c: Comparison) -> dict:
                 "examples": r.examples,
                 "steps": r.steps,
                 "behaviours": len(r.coverage.reached),
+                "release": list(r.release),
                 "finding": r.failure and _first_line(r.failure),
             }
             for side, r in c.fuzz.items()
@@ -226,7 +231,7 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
     header = ("Scenario", "Base", "Change", "Flipped", "Requests (ratio)", "First difference")
     fuzz_rows = [
         (
-            side,
+            f"{side} (rolled out from the base)" if r is not None and r.release else side,
             "not run"
             if r is None
             else f"{r.examples} examples, {r.steps} steps, {len(r.coverage.reached)} behaviours",

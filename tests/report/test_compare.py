@@ -58,6 +58,16 @@ def test_compare_fuzzes_each_version_with_the_same_seed(tmp_path):
     assert done.exit_code == 0, done.output
     assert data["fuzz"]["base"]["examples"] >= 1 and data["fuzz"]["change"]["examples"] >= 1
     assert data["fuzz"]["base"]["finding"] is None
+    assert data["fuzz"]["change"]["release"] == []
+
+
+def test_compare_rollout_fuzzes_the_change_as_a_release_from_the_base(tmp_path):
+    args = ["--variant", "newer-client", "scenarios/bootstrap.toml", "--time", "3", "--rollout"]
+    done, data, out = compare(tmp_path, *args)
+    assert done.exit_code == 0, done.output
+    assert data["fuzz"]["change"]["release"] == ["rollout"]
+    assert data["fuzz"]["base"]["release"] == []
+    assert "change (rolled out from the base)" in (out / "compare.md").read_text()
 
 
 def test_compare_without_a_change_or_a_folder_or_with_a_bad_one_is_a_usage_error(tmp_path):
