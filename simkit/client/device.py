@@ -255,12 +255,25 @@ class Device:
         urgent = what == "keys" and (
             not self.keyring(graph_id).keys
             or self.behind(graph_id)
-            or (self.store.get("graphs", graph_id) or {}).get("rotate")
+            or (
+                (self.store.get("graphs", graph_id) or {}).get("rotate")
+                and not self.rotation_refused(graph_id)
+            )
         )
         if urgent or last is None or now - last >= self.config.recheck_s * 1000 or now < last:
             self._checked[graph_id, what] = now
             return True
         return False
+
+    def rotation_refused(self, graph_id: str) -> bool:
+        """The relay refused this graph's last rotation although ``excluding`` named
+        every device it missed (it drops ``excluding``: an older relay, Versioning rule
+        3), less than ``recheck_s`` ago: the rotation is tried again after that, not at
+        every run (each try is a roster read and a key post)."""
+        refused = (self.store.get("graphs", graph_id) or {}).get("refused")
+        if refused is None:
+            return False
+        return 0 <= self.clock.now_ms() - refused < self.config.recheck_s * 1000
 
     def not_checked(self, graph_id: str, what: str) -> None:
         """A check the relay refused (403 while the member was out of the group, say)

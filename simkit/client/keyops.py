@@ -41,7 +41,8 @@ async def refresh_keys(device, graph_id: str) -> dict | None:
     if answer.get("rotationRequired") and "rotate" not in meta:
         device.store.put("graphs", graph_id, {**meta, "rotate": device.clock.now_ms()})
     elif not answer.get("rotationRequired") and "rotate" in meta:
-        device.store.put("graphs", graph_id, {k: v for k, v in meta.items() if k != "rotate"})
+        kept = {k: v for k, v in meta.items() if k not in ("rotate", "refused")}
+        device.store.put("graphs", graph_id, kept)
     device.store.commit()
     return answer
 
@@ -57,7 +58,7 @@ async def honour_rotation(device, graph_id: str) -> bool:
     after = device.config.rotate_after_s
     meta = device.store.get("graphs", graph_id) or {}
     flagged = meta.get("rotate")
-    if after is None or flagged is None:
+    if after is None or flagged is None or device.rotation_refused(graph_id):
         return False
     now = device.clock.now_ms()
     if now < flagged:  # the wall clock stepped back: the wait starts again from now
@@ -168,6 +169,14 @@ async def mint_epoch(device, graph_id: str, epoch: int) -> bool:
             strangers = set(refusal.get("devices", []))  # departed members' devices
             wraps = {d: w for d, w in wraps.items() if d not in strangers}
             excluding = [d for d in excluding if d not in strangers]
+        elif code == "incomplete-rotation" and set(refusal.get("missing", [])) <= set(excluding):
+            # every device it names was in ``excluding``: the relay dropped it, as an
+            # older relay does (Versioning rule 3); asking again now would change nothing
+            device.last_error = f"POST keys {graph_id} epoch {epoch}: the relay ignores excluding"
+            meta = device.store.get("graphs", graph_id)
+            device.store.put("graphs", graph_id, {**meta, "refused": device.clock.now_ms()})
+            device.store.commit()
+            return False
         elif code == "incomplete-rotation":
             fresh = await roster(device, graph_id)
             for device_id in refusal.get("missing", []):
@@ -187,7 +196,8 @@ async def mint_epoch(device, graph_id: str, epoch: int) -> bool:
         return False
     await refresh_keys(device, graph_id)  # adopt what the relay holds, not what was sent
     meta = device.store.get("graphs", graph_id)
-    device.store.put("graphs", graph_id, {k: v for k, v in meta.items() if k != "rotate"})
+    kept = {k: v for k, v in meta.items() if k not in ("rotate", "refused")}
+    device.store.put("graphs", graph_id, kept)
     device.store.commit()
     return epoch in device.keyring(graph_id).keys
 
