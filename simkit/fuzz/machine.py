@@ -777,16 +777,19 @@ def machine_for(
     base: Variant = HONEST,
     release: frozenset = frozenset(),
     base_ref: str | None = None,
+    variant_ref: str | None = None,
 ) -> type[WorldMachine]:
     """A state machine class that fuzzes ``variant`` (``classic``: with the rules and
     draws of commit 685eb33's machines, so that a benchmark compares equal work;
     ``device_model``: off only to measure what the model costs; ``release``:
-    ``rollout`` and/or ``mix``, from ``base`` to ``variant``, docs/releases.md)."""
+    ``rollout`` and/or ``mix``, from ``base`` to ``variant``, docs/releases.md;
+    ``base_ref``, ``variant_ref``: how its reproducers name them, if not as the run)."""
     machine = HonestMachine if honest else AdversaryMachine
     bases = (ReleaseRules, machine) if release else (machine,)
     name = f"{machine.__name__}[{variant.name}]"
     attributes = {
         "variant": variant, "classic": classic, "device_model": device_model,
         "base": base, "release": frozenset(release), "base_ref": base_ref or base.name,
+        "variant_ref": variant_ref,
     }  # fmt: skip
     return type(name, bases, attributes)

@@ -170,8 +170,9 @@ def fuzz(
         both = frozenset({"mix", "rollout"})
         previous, upcoming = neighbours
         into = machine_for(variant, True, classic, device_model, previous, both, previous.name)
-        out = machine_for(upcoming, True, classic, device_model, variant, both, variant.name)
-        out.variant_ref = upcoming.name
+        out = machine_for(
+            upcoming, True, classic, device_model, variant, both, variant.name, upcoming.name
+        )
         machines = [*machines, into, *machines, out]
         result.release = tuple(sorted(both))
         result.base = f"{previous.name} to it, and it to {upcoming.name} (every third chunk)"

@@ -21,6 +21,7 @@ from simkit.report.markdown import table as md_table
 from simkit.report.tables import Table
 from simkit.scenario.load import Scenario
 from simkit.scenario.run import ScenarioResult, run_scenario
+from simkit.sim.behaviours import NAMES
 from simkit.sim.variant import Variant
 
 EXCERPT = 3  # trace events shown before and after the first difference
@@ -264,8 +265,9 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
 
 
 def _reached(pairs: list[Pair], side: str) -> int:
-    """Behaviours one version reached over every scenario."""
-    return len({b for p in pairs for b, n in getattr(p, side)["behaviours"]["counts"].items() if n})
+    """Catalogue behaviours one version reached over every scenario."""
+    counts = (getattr(p, side)["behaviours"]["counts"] for p in pairs)
+    return len({b for c in counts for b, n in c.items() if n and b in NAMES})
 
 
 def markdown(c: Comparison) -> str:

@@ -120,8 +120,8 @@ def costs_table(summary: dict) -> Table | None:
         costs["converge_s"],
     )
     note = (
-        f"What the relay served: {costs['app_writes']:,} application writes, "
-        f"{costs['device_hours']:g} device-hours, {costs['records_pulled']:,} records "
+        f"The requests the relay served, for {costs['app_writes']:,} application writes "
+        f"over {costs['device_hours']:g} device-hours; {costs['records_pulled']:,} records "
         f"pulled, {costs['checkpoint_records']:,} checkpoint records; "
         + (f"{per_write['requests']:g} requests per write" if per_write else "no write")
         + (f", {per_hour['requests']:g} per device-hour" if per_hour else "")

@@ -73,6 +73,8 @@ class Costs:
                 if not write[2]:
                     self.converged.append(at - write[1])
                     writes.remove(write)
+        if not writes:
+            del self.pending[sk, record_id]
 
     def merge(self, other: "Costs") -> None:
         """Add another run's costs (a fuzz run's examples)."""
