@@ -25,3 +25,8 @@ def epoch_ms() -> int:
 def system_bytes(n: int) -> bytes:
     """``n`` bytes from the operating system's CSPRNG (keys and nonces outside simulation)."""
     return os.urandom(n)  # real-default
+
+
+def fresh_seed() -> int:
+    """A new 32-bit seed for a run given none (it prints it: ``--seed`` runs it again)."""
+    return int.from_bytes(system_bytes(4), "big")

@@ -1,5 +1,6 @@
 """One exit-code convention for every command (README, "Exit codes"): 0 everything
-held, 1 a finding (or an internal error), 2 a usage or input error. An internal error
+held, 1 a finding (or an internal error), 2 a usage or input error, 3 no verdict (a
+change that never ran). An internal error
 is a short message naming what to rerun; its traceback only under ``--debug``."""
 
 import json
@@ -64,6 +65,44 @@ def test_replay_exits_1_when_the_reproducer_still_fails(tmp_path):
     result = simkit("replay", path)
     assert result.exit_code == 1, result.output
     assert "[paging]" in result.output
+
+
+# -- 3: no verdict --------------------------------------------------------------------------
+
+UNUSED = "tests.fuzz.variants:unused"
+NEVER = "no verdict: the change was never exercised"
+
+
+def test_fuzz_of_a_change_whose_method_never_runs_exits_3_and_says_so():
+    result = simkit("fuzz", "--variant", UNUSED, "--time", "3", "--seed", "1", "--max-steps", "4")
+    assert result.exit_code == 3, result.output
+    assert NEVER in result.output and "overridden methods ran: none" in result.output
+
+
+def test_replay_and_run_of_a_change_that_never_ran_exit_3(tmp_path):
+    result = simkit("replay", _reproducer(tmp_path, UNUSED, [{"rule": "advance", "seconds": 1}]))
+    assert result.exit_code == 3, result.output
+    assert NEVER in result.output
+    scenario = tmp_path / "unused.toml"
+    scenario.write_text(f'variant = "{UNUSED}"\n' + BOOTSTRAP.read_text())
+    result = simkit("run", scenario)
+    assert result.exit_code == 3, result.output
+    assert "NONE" in result.output and NEVER in result.output and "1 no verdict" in result.output
+
+
+def test_a_change_that_departs_is_counted_where_the_run_reports_it(tmp_path):
+    """A declared change (push rule 1): a device an hour ahead writes, the relay takes
+    it; the replay counts the departure, and the model follows it (no relay-model)."""
+    steps = [
+        {"rule": "jump", "device": "a1", "ms": 3_600_000},
+        {"rule": "write", "device": "a1", "graph": "g:team", "record": "r0", "op": "edit"},
+        {"rule": "advance", "seconds": 30},
+    ]
+    result = simkit("replay", _reproducer(tmp_path, "simkit.bench.changes:any_rev", steps))
+    assert result.exit_code == 0, result.output
+    assert "departures from the spec in the rules the change declares" in result.output
+    assert "push rule 1: " in result.output and "in 1 of 1 examples" in result.output
+    assert "relay-model" not in result.output and "no violation" in result.output
 
 
 # -- 2: usage and input errors ----------------------------------------------------------

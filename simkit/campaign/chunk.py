@@ -132,6 +132,7 @@ def outcome(chunk: Chunk, result: FuzzResult) -> dict:
         "failure": result.failure,
         "reproducer": repro and repro.to_json(),
         "coverage": dict(sorted(result.coverage.counts.items())),
+        "exercise": result.exercise.to_json(),
     }
 
 

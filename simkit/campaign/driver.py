@@ -25,6 +25,7 @@ from simkit.fuzz.mutants import Mutant
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.realtime import wall_clock
 from simkit.sim.behaviours import Coverage
+from simkit.sim.exercise import Exercise
 from simkit.sim.variant import HONEST
 
 TICK_S = 0.5  # how often the loop wakes to report progress and refill workers
@@ -100,6 +101,14 @@ class Campaign:
     reached: list[tuple[float, int]] = attrs.Factory(list)  # behaviours reached over time
     interrupted: bool = False
     stopped: str | None = None  # why chunks were stopped early: "finding", "Ctrl-C"
+    exercise: dict[str, Exercise] = attrs.Factory(dict)  # target -> how often its change ran
+
+    @property
+    def unexercised(self) -> list[str]:
+        """Changes asked for (``--variant``) that never made a difference in any chunk:
+        no verdict on them."""
+        asked = {v for v in self.plan.variants if v is not None}
+        return [t for t, e in sorted(self.exercise.items()) if t in asked and e.verdict]
 
     @property
     def examples(self) -> int:
@@ -237,6 +246,9 @@ def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, wait=F
         outcome["honest_fails"] = fails_honestly(outcome["reproducer"])
     campaign.outcomes.append(outcome)
     campaign.coverage.counts.update(outcome["coverage"])
+    if not campaign.plan.mutants:
+        ran = Exercise.from_json(outcome["exercise"])
+        campaign.exercise.setdefault(outcome["target"], Exercise()).merge(ran)
     campaign.reached.append((at, len(campaign.coverage.reached)))
     if outcome["failure"] is not None:
         key = key_of(outcome["target"], outcome["failure"], outcome["reproducer"])

@@ -18,6 +18,7 @@ from simkit.fuzz.reproducer import Reproducer, replay, replay_summary
 from simkit.report import render_report, svg
 from simkit.report.html import page_start, table
 from simkit.report.tables import Table
+from simkit.sim.exercise import NEVER
 
 FINDINGS_DIR = "findings"
 PLOT_HEIGHT = 200
@@ -71,6 +72,7 @@ def summary(campaign: Campaign) -> dict:
         "steps": steps,
         "steps_per_second": steps / seconds if seconds else 0.0,
         "targets": _targets(campaign),
+        "change": {t: e.to_json() for t, e in sorted(campaign.exercise.items())},
         "behaviours": campaign.coverage.to_json(),
         "reached_over_time": campaign.reached,
         "findings": [f.to_json() for f in campaign.findings],
@@ -91,7 +93,9 @@ def verdict(campaign: Campaign) -> str:
         )
         return f"{killed}/{len(campaign.plan.mutants)} mutants killed"
     count = len(campaign.findings)
-    return f"{count} finding{'s' * (count != 1)}" if count else "no violation"
+    if count:
+        return f"{count} finding{'s' * (count != 1)}"
+    return NEVER if campaign.unexercised else "no violation"
 
 
 def _targets(campaign: Campaign) -> list[dict]:
@@ -106,6 +110,9 @@ def _targets(campaign: Campaign) -> list[dict]:
         row["steps"] += o["steps"]
     for row in rows.values():
         row["findings"] = sum(f.key.target == row["target"] for f in campaign.findings)
+        exercise = campaign.exercise.get(row["target"])
+        row["exercised"] = None if exercise is None or not exercise.changed else exercise.exercised
+        row["change"] = [] if exercise is None else exercise.lines()
     return sorted(rows.values(), key=lambda r: r["target"])
 
 
@@ -214,7 +221,8 @@ def findings_table(data: dict) -> Table:
         "Found at: campaign seconds when a chunk first sent it back; hits: how many chunks "
         "(and known findings) found it."
         if rows
-        else "No invariant broke in any chunk."
+        else "No invariant broke in any chunk"
+        + (" (what each change exercised: What ran, below)." if data["change"] else ".")
     )
     header = (
         "target",
@@ -258,15 +266,23 @@ def targets_table(data: dict) -> Table:
             str(t["chunks"]),
             f"{t['examples']:,}",
             f"{t['steps']:,}",
-            f"{t['findings']} findings" if t["findings"] else "no violation",
+            "; ".join(t["change"]) or "the protocol as specified",
+            f"{t['findings']} findings"
+            if t["findings"]
+            else NEVER
+            if t["exercised"] is False
+            else "no violation",
         )
         for t in data["targets"]
     ]
     note = (
         'The examples run on each target; "no violation" holds for exactly these examples '
-        "and the behaviours reached below."
+        "and the behaviours reached below. The change: how often it departed from the spec "
+        "in each rule it declares (and in how many examples), or how often the methods it "
+        "overrides ran; a change that never did gives no verdict (exit 3)."
     )
-    return Table("What ran", note, ("target", "chunks", "examples", "steps", "verdict"), rows)
+    header = ("target", "chunks", "examples", "steps", "the change ran", "verdict")
+    return Table("What ran", note, header, rows)
 
 
 def known_table(data: dict) -> Table:

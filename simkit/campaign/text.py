@@ -5,6 +5,7 @@ from simkit.campaign.driver import Campaign
 from simkit.campaign.findings import Finding
 from simkit.campaign.mutation import scores
 from simkit.fuzz.text import coverage_lines, steps_per_second
+from simkit.sim.exercise import NEVER
 
 
 def progress_line(state: Campaign) -> str:
@@ -60,11 +61,13 @@ def summary_lines(result: Campaign) -> list[str]:
     invariants = sorted({name for o in result.outcomes for name in o["invariants"]})
     lines.append("invariants checked: " + (", ".join(invariants) or "none (no chunk finished)"))
     lines += _release_lines(result)
+    for target, exercise in sorted(result.exercise.items()):
+        lines += [f"{target}: {line}" for line in exercise.lines()]
     lines += coverage_lines(result.coverage)
     if result.plan.mutants:
         return lines + _mutation_lines(result)
     if not result.findings:
-        return [*lines, "no violation"]
+        return [*lines, NEVER if result.unexercised else "no violation"]
     lines.append(f"{len(result.findings)} distinct findings:")
     for f in result.findings:
         lines.append(

@@ -9,11 +9,12 @@ from simkit.cli.app import debug_option, main
 from simkit.cli.terminal import echo_lines
 
 BENCH_GROUPS = ("crypto", "relay", "sim", "fuzz", "campaign")
+LONG_GROUPS = ("steering",)  # minutes each: only when asked for by name
 
 
 @main.command()
 @debug_option
-@click.argument("group", type=click.Choice([*BENCH_GROUPS, "all"]), default="all")
+@click.argument("group", type=click.Choice([*BENCH_GROUPS, *LONG_GROUPS, "all"]), default="all")
 @options.json("Also write JSON here.")
 @click.option("--quick", is_flag=True, help="Shorter measurements (rougher figures).")
 @click.option(

@@ -26,7 +26,7 @@ from simkit.cli.terminal import Status, echo_lines
     default=None,
     help="Run on the Dask cluster of this scheduler (tcp://host:8786) instead (docs/campaigns.md).",
 )
-@options.seed("Seed of the campaign.")
+@options.fresh_seed("Seed of the campaign.")
 @options.variant(
     "Fuzz a protocol variant instead of the honest stack; repeat it to fuzz several "
     "(chunks take turns).",
@@ -146,4 +146,5 @@ def campaign(
         failed = data["mutation"]["killed"] < data["mutation"]["mutants"]
     else:
         failed = bool(result.findings)
-    sys.exit(1 if failed else 130 if result.interrupted else 0)
+    no_verdict = not failed and bool(result.unexercised)
+    sys.exit(1 if failed else 130 if result.interrupted else 3 if no_verdict else 0)

@@ -19,7 +19,7 @@ from simkit.cli.terminal import Status, echo_lines
     default=None,
     zero_ok=True,
 )
-@options.seed("Seed of the fuzz session.")
+@options.fresh_seed("Seed of the fuzz session.")
 @options.max_steps("Steps per example.")
 @options.variant(
     "Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
@@ -27,6 +27,15 @@ from simkit.cli.terminal import Status, echo_lines
     "(honest, older-relay, older-client, previous-release, newer-client) needs no module."
 )
 @options.release
+@click.option(
+    "--no-steer",
+    "steer",
+    is_flag=True,
+    flag_value=False,
+    default=True,
+    help="Do not steer the search toward where the change departs from the spec "
+    "(to measure what steering does; docs/variants.md).",
+)
 @options.out("simkit-repro-<variant>-<seed>.json")
 @options.json("Also write the run's figures, invariants, behaviours reached and finding as JSON.")
 @options.verbose()
@@ -39,6 +48,7 @@ def fuzz(
     rollout: bool,
     mix: bool,
     base_ref: str | None,
+    steer: bool,
     out: str | None,
     json_path: str | None,
     verbose: bool,
@@ -90,14 +100,14 @@ def fuzz(
         shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
         out=path, progress=lambda result: status.show(progress_line(result)), written=written,
         shrink_workers=os.cpu_count() or 1, release=release, base=base, neighbours=neighbours,
-        base_ref=base_ref and ref_resolved_from(base_ref, Path.cwd()),
+        base_ref=base_ref and ref_resolved_from(base_ref, Path.cwd()), steer=steer,
     )  # fmt: skip
     status.end()
     if json_path:
         Path(json_path).write_text(json.dumps(result.to_json(path), indent=2) + "\n")
     if result.failure is None:
         echo_lines(no_violation_lines(result))
-        sys.exit(130 if result.interrupted else 0)
+        sys.exit(130 if result.interrupted else 3 if result.exercise.verdict else 0)
     echo_lines(violation_lines(result, path, shrink_seconds, verbose))
     sys.exit(1)
 
@@ -164,9 +174,12 @@ def replay(file: str, report_dir: str | None, verbose: bool) -> None:
         summary = replay_summary(repro, result, Path(file).stem)
         paths = render_report(result.world.trace, summary, report_dir)
         click.echo(f"report: {paths['report.html']}")
+    exercise = result.world.exercise()
+    echo_lines(exercise.lines())
     if not result.violations:
-        click.echo(f"no violation in {len(repro.steps)} steps and quiescence")
-        return
+        verdict = exercise.verdict or "no violation"
+        click.echo(f"{verdict} in {len(repro.steps)} steps and quiescence")
+        sys.exit(3 if exercise.verdict else 0)
     click.echo(f"violated {result.where(repro)}")
     echo_lines(grouped_lines(result.violations, verbose))
     sys.exit(1)

@@ -50,6 +50,26 @@ def seed(help: str, default: int | None = 0):
     )
 
 
+def fresh_seed(help: str):
+    """``--seed N``; without it a fresh seed is drawn (and printed by the command), so
+    every run explores new examples while ``--seed N`` repeats one exactly."""
+
+    def draw(ctx, param, value):
+        if value is not None:
+            return value
+        from simkit.realtime import fresh_seed as drawn
+
+        return drawn()
+
+    return click.option(
+        "--seed",
+        type=click.IntRange(min=0),
+        default=None,
+        callback=draw,
+        help=help + " Default: a fresh seed, printed in the first line.",
+    )
+
+
 def max_steps(help: str):
     """``--max-steps N``: steps per fuzz example."""
     return click.option(

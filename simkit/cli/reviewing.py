@@ -28,7 +28,7 @@ from simkit.cli.terminal import Status
     show_default=True,
     help="Seconds of seeded fuzzing on each version after the scenarios (0: none).",
 )
-@options.seed("Seed of the fuzzing (the scenarios keep their own seeds).")
+@options.fresh_seed("Seed of the fuzzing (the scenarios keep their own seeds).")
 @click.option(
     "--max-cost-growth",
     type=click.FloatRange(min=1.0),
@@ -62,7 +62,8 @@ def compare(
 
     Exit 0 when nothing regressed, 1 when a verdict regressed (a scenario that passed
     fails, or the fuzzing found under the change only) or requests grew past
-    --max-cost-growth, 2 on bad input (docs/reviewing.md).
+    --max-cost-growth, 2 on bad input, 3 when the change never made a difference in
+    any run (no verdict; docs/reviewing.md).
     """
     from simkit.report.compare import Side, compare, write_comparison
     from simkit.scenario.load import load_library
@@ -77,6 +78,10 @@ def compare(
         Side(HONEST, HONEST.name)
     )  # fmt: skip
     scenarios = [s for path in paths or (None,) for s in load_library(path)]
+    click.echo(
+        f"comparing {change.ref} against {base.ref}: {len(scenarios)} scenarios"
+        + (f", then {seconds:g} s of fuzzing on each, seed {seed}" if seconds else "")
+    )
     status = Status()
     result = compare(
         scenarios, base, change, seconds=seconds, seed=seed, max_cost_growth=max_cost_growth,
@@ -86,4 +91,4 @@ def compare(
     page = write_comparison(result, report_dir, json_path)
     click.echo((page.parent / "compare.md").read_text(encoding="utf-8"), nl=False)
     click.echo(f"report: {page}")
-    sys.exit(1 if result.failed else 0)
+    sys.exit(1 if result.failed else 3 if result.exercise().verdict else 0)

@@ -74,7 +74,9 @@ def run(path: str | None, seed: int | None, report_dir: str | None, as_json: boo
         click.echo(json.dumps([r.summary() for r in results], indent=2))
     else:
         echo_lines(table(results))
-    sys.exit(0 if all(r.passed for r in results) else 1)
+    if not all(r.passed for r in results):
+        sys.exit(1)
+    sys.exit(3 if any(r.no_verdict for r in results) else 0)
 
 
 @main.command()

@@ -23,6 +23,7 @@ from simkit.fuzz import actions as A
 from simkit.fuzz import rogue
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
+from simkit.fuzz.steer import Steering
 from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor, Violation
 from simkit.model.requests import requests
@@ -91,6 +92,7 @@ class WorldMachine(RuleBasedStateMachine):
     base_ref: str | None = None  # how a reproducer names ``base``
     variant_ref: str | None = None  # how a reproducer names ``variant``, if not as the run
     release: frozenset = frozenset()  # "rollout" and/or "mix" (docs/releases.md)
+    steering: Steering | None = None  # toward the change's departures (simkit.fuzz.steer)
     cut = False  # the budget ended this example mid-way
 
     @staticmethod
@@ -106,6 +108,8 @@ class WorldMachine(RuleBasedStateMachine):
         self.links = 0
         self._checked_setup = False
         self.blobs: list[tuple[str, str]] = []  # (graph, blob ID) uploaded so far
+        self.replayed = 0  # steps replayed from a departing example (steering)
+        self.first_departure: int | None = None  # the step the change first departed in
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -115,12 +119,32 @@ class WorldMachine(RuleBasedStateMachine):
 
     @initialize(data=st.data())
     def world_is(self, data):
-        params = world_params(self.honest, self.classic, self.release)
+        steering = self.steering
+        kept = steering and steering.follow_up(data, type(self).__name__)
+        if kept:
+            self.start(kept.params)
+            for step in kept.prefix:
+                self._replay(step)
+            return
+        weights = steering and steering.weights()
+        params = world_params(self.honest, self.classic, self.release, weights)
         self.start(data.draw(params, label="world"))
 
     def start(self, params: WorldParams) -> None:
         self.params = params
         self.driver = WorldDriver(params.spec(), self.variant, self.device_model, self.base)
+        if self.world.departures:
+            self.first_departure = -1  # during setup
+
+    def _replay(self, step: A.Step) -> None:
+        """A step of a departing example this one follows up, with the machine's own
+        bookkeeping (links made, blobs uploaded) as its rule would have kept it."""
+        made = step.ceremony if isinstance(step, A.Interrupt) else step
+        self.links += isinstance(made, A.Link)
+        if isinstance(step, A.BlobUpload):
+            self.blobs.append((step.graph, step.blob))
+        self.replayed += 1
+        self.do(step)
 
     def do(self, step: A.Step) -> None:
         """Record and apply one step, then check the invariants, exactly as ``replay``
@@ -132,7 +156,11 @@ class WorldMachine(RuleBasedStateMachine):
             self.cut = True
             raise
         self.steps.append(step)
+        departures = self.world.departures
         apply_step(self.driver, step, len(self.steps) - 1)
+        fresh = len(self.steps) > self.replayed and self.first_departure is None
+        if fresh and self.world.departures > departures:
+            self.first_departure = len(self.steps) - 1
         self._check()
 
     def _check(self) -> None:
@@ -778,18 +806,20 @@ def machine_for(
     release: frozenset = frozenset(),
     base_ref: str | None = None,
     variant_ref: str | None = None,
+    steering: Steering | None = None,
 ) -> type[WorldMachine]:
     """A state machine class that fuzzes ``variant`` (``classic``: with the rules and
     draws of commit 685eb33's machines, so that a benchmark compares equal work;
     ``device_model``: off only to measure what the model costs; ``release``:
     ``rollout`` and/or ``mix``, from ``base`` to ``variant``, docs/releases.md;
-    ``base_ref``, ``variant_ref``: how its reproducers name them, if not as the run)."""
+    ``base_ref``, ``variant_ref``: how its reproducers name them, if not as the run;
+    ``steering``: toward where the change departs, simkit.fuzz.steer)."""
     machine = HonestMachine if honest else AdversaryMachine
     bases = (ReleaseRules, machine) if release else (machine,)
     name = f"{machine.__name__}[{variant.name}]"
     attributes = {
         "variant": variant, "classic": classic, "device_model": device_model,
         "base": base, "release": frozenset(release), "base_ref": base_ref or base.name,
-        "variant_ref": variant_ref,
+        "variant_ref": variant_ref, "steering": steering,
     }  # fmt: skip
     return type(name, bases, attributes)

@@ -61,6 +61,14 @@ SWARM = (
 """Rules an example may leave out (``advance`` and ``write`` are always on)."""
 
 
+def _on(rule: str, weights: dict[str, float] | None) -> st.SearchStrategy:
+    """Whether a swarm rule is on: even odds, or (steered) its weight, in percent."""
+    if weights is None:
+        return st.booleans()
+    percent = round(100 * weights[rule])
+    return st.integers(0, 99).map(lambda n: n < percent)
+
+
 def _setting(choices: tuple) -> st.SearchStrategy:
     return st.sampled_from(choices)
 
@@ -257,13 +265,19 @@ CLASSIC = {
 
 @st.composite
 def world_params(
-    draw, honest: bool = True, classic: bool = False, release: frozenset = frozenset()
+    draw,
+    honest: bool = True,
+    classic: bool = False,
+    release: frozenset = frozenset(),
+    weights: dict[str, float] | None = None,
 ) -> WorldParams:
     """Draw a world: seed, approval mode, skew and loss, settings, capabilities and
     the swarm. ``classic``: the draws of commit 685eb33's machines (seed and approval,
     plus skew and loss for the honest one; default settings; their rules), for
     comparing equal work. ``release``: ``rollout`` and/or ``mix`` (docs/releases.md):
-    whether the relay starts on the new version, and (``mix``) which devices do."""
+    whether the relay starts on the new version, and (``mix``) which devices do.
+    ``weights``: each swarm rule's odds of being on (a run steered toward its change,
+    simkit.fuzz.steer); otherwise even."""
 
     def changed(choices: dict) -> dict:
         drawn = {name: draw(_setting(values), label=name) for name, values in choices.items()}
@@ -285,7 +299,7 @@ def world_params(
         for member in ("bob", "carol")
         if (choice := draw(st.sampled_from(list(CAPABILITIES)), label=f"{member} may")) != "all"
     }
-    swarm = draw(st.fixed_dictionaries({rule: st.booleans() for rule in SWARM}), label="swarm")
+    swarm = draw(st.fixed_dictionaries({rule: _on(rule, weights) for rule in SWARM}), label="swarm")
     rollout = None
     if release:
         fleet = [d for ids in MEMBERS.values() for d in ids]

@@ -27,9 +27,10 @@ from simkit.sim.variant import HONEST, load_variant, named, ref_relative_to, ref
 
 FORMAT = 1  # the reproducer file format this simkit writes and reads
 KEYS = ("simkit", "format", "machine", "variant", "base", "world", "steps", "violations",
-        "trace_hash", "found")  # fmt: skip
+        "trace_hash", "fuzz_seed", "found")  # fmt: skip
 """A reproducer's keys (``found``: a person's note on what it found; ``base``: a
-release's old version, present only when the world ran a rollout)."""
+release's old version, present only when the world ran a rollout; ``fuzz_seed``: the
+seed of the fuzz run that found it, ``--seed`` to run that search again)."""
 
 
 class ReproducerError(InputError):
@@ -117,6 +118,11 @@ def _check_schema(data) -> None:
         )
     if not isinstance(data.get("violations", []), list):
         raise ReproducerError('"violations" must be a list')
+    run_seed = data.get("fuzz_seed")
+    if run_seed is not None and (
+        isinstance(run_seed, bool) or not isinstance(run_seed, int) or run_seed < 0
+    ):
+        raise ReproducerError(f'"fuzz_seed" must be null or a whole number >= 0, not {run_seed!r}')
 
 
 @attrs.frozen
@@ -130,6 +136,7 @@ class Reproducer:
     trace_hash: str | None = None
     simkit: str = __version__
     origin: str | None = attrs.field(default=None, eq=False)  # the file it was loaded from
+    fuzz_seed: int | None = attrs.field(default=None, eq=False)  # the search that found it
 
     def to_json(self) -> dict:
         return {
@@ -142,6 +149,7 @@ class Reproducer:
             "steps": [step.to_json() for step in self.steps],
             "violations": list(self.violations),
             "trace_hash": self.trace_hash,
+            **({} if self.fuzz_seed is None else {"fuzz_seed": self.fuzz_seed}),
         }
 
     def write(self, path: str | Path) -> None:
@@ -192,6 +200,7 @@ class Reproducer:
             trace_hash=data.get("trace_hash"),
             simkit=data.get("simkit", __version__),
             origin=origin,
+            fuzz_seed=data.get("fuzz_seed"),
         )
 
 
@@ -277,6 +286,9 @@ def replay_summary(repro: Reproducer, result: ReplayResult, name: str) -> dict:
         "behaviours": result.world.coverage.to_json(),
         "costs": result.world.cost().to_json(),
     }
+    exercise = result.world.exercise()
+    if exercise.changed:
+        summary["change"] = {**exercise.to_json(), "lines": exercise.lines()}
     first = first_violation(result.violations)
     if first is not None:
         step = result.failed_at

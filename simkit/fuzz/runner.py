@@ -18,7 +18,6 @@ each written as a reproducer the moment it is seen.
 
 import functools
 import itertools
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,10 +31,12 @@ from simkit.fuzz.engine import ChunkRunner, Stop, replaying_final
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.fuzz.shrink import Shrinker, Shrunk, Target
+from simkit.fuzz.steer import Steering
 from simkit.invariants import Monitor, Violation
 from simkit.realtime import wall_clock
 from simkit.sim.behaviours import Coverage
 from simkit.sim.costs import Costs
+from simkit.sim.exercise import Exercise
 from simkit.sim.variant import HONEST, Variant
 
 CHUNK_EXAMPLES = 5
@@ -82,27 +83,24 @@ class FuzzResult:
     reproducer: Reproducer | None = None  # the best failing run so far (fewest steps)
     failure: str | None = None  # what broke in it
     coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
-    changes: tuple[str, ...] = ()  # the rules the variant changes (judged by consequences)
-    excused: Counter = attrs.Factory(Counter)  # model findings in those rules, by rule
+    exercise: Exercise = attrs.Factory(Exercise)  # how often the change ran (departures, calls)
     costs: Costs = attrs.Factory(Costs)  # what every example cost, added up
     release: tuple[str, ...] = ()  # "mix", "rollout": every world ran a release
     base: str | None = None  # the version a release started from
+    seed: int | None = None  # the session's seed (--seed runs it again)
 
     def to_json(self, reproducer_path: str | None = None) -> dict:
         """What ``simkit fuzz --json`` writes: the budget spent, what was checked and
         reached, and the finding (with its reproducer's path) if there is one."""
         return {
+            "seed": self.seed,
             "examples": self.examples,
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.steps / self.seconds, 2) if self.seconds else 0,
             "invariants": self.invariants,
             "release": {"kinds": list(self.release), "base": self.base} if self.release else None,
-            "changed_rules": {
-                "rules": list(self.changes),
-                "judged_by": "the other invariants, not the models",
-                "model_findings_left_to_them": dict(sorted(self.excused.items())),
-            },
+            "change": self.exercise.to_json(),
             "behaviours": self.coverage.to_json(),
             "costs": self.costs.to_json(),
             "finding": None
@@ -139,6 +137,7 @@ def fuzz(
     base: Variant | None = None,
     base_ref: str | None = None,
     neighbours: tuple[Variant, Variant] | None = None,
+    steer: bool = True,
 ) -> FuzzResult:
     """Fuzz ``variant`` within the budget; stop at the first violation and shrink it
     (unless ``shrink`` is off) within what is left of the budget.
@@ -154,16 +153,20 @@ def fuzz(
     ``neighbours``: (the previous version, the next one): every third chunk runs a
     release instead, rolled out and mixed, in turn from the previous version to
     ``variant`` and from ``variant`` to the next (``simkit fuzz`` of this code).
+    ``steer``: a change (not the protocol as specified) is fuzzed steered toward where it
+    departs from the spec (simkit.fuzz.steer); off, to measure what steering does.
     """
-    result = FuzzResult(changes=variant.changes)
+    result = FuzzResult(seed=seed)
     budget = Budget(seconds, shrink_seconds, shrink_attempts, examples)
     if release:
         base, base_ref = base or HONEST, base_ref or HONEST.name
         result.release, result.base = tuple(sorted(release)), base.name
-    session = _Session(result, budget, variant_ref, out, progress, written)
+    steering = Steering() if steer and variant != HONEST else None
+    session = _Session(result, budget, variant_ref, out, progress, written, steering)
     phases = [Phase.explicit, Phase.reuse, Phase.generate]  # shrinking is simkit's own
+    old = base or HONEST
     machines = [
-        machine_for(variant, honest, classic, device_model, base or HONEST, release, base_ref)
+        machine_for(variant, honest, classic, device_model, old, release, base_ref, None, steering)
         for honest in (True, False)
     ]
     if neighbours is not None and not release:
@@ -182,6 +185,8 @@ def fuzz(
     with deferred_ctrl_c(session.ctrl_c):
         for chunk in itertools.count():
             run_chunk = runners[chunk % len(runners)]  # honest, adversary (, release) in turn
+            if steering is not None:
+                steering.commit()
             try:
                 run_chunk(seed * 1_000_003 + chunk)
             except _BudgetSpent:
@@ -226,8 +231,8 @@ class _Session:
     """What every example of one fuzz run shares: the clock and the budget, the best
     failing run so far, and a pending Ctrl-C."""
 
-    def __init__(self, result, budget, variant_ref, out, progress, written) -> None:
-        self.result, self.budget = result, budget
+    def __init__(self, result, budget, variant_ref, out, progress, written, steering) -> None:
+        self.result, self.budget, self.steering = result, budget, steering
         self.variant_ref, self.out = variant_ref, out
         self.progress, self.written = progress, written
         self.start = wall_clock()
@@ -252,9 +257,13 @@ class _Session:
             last = machine()
             self.result.steps += len(last.steps) if last else 0
             if last is not None and last.driver is not None:
+                ran = last.world.exercise()
                 self.result.coverage.merge(last.world.coverage)
                 self.result.costs.merge(last.world.cost())
-                self.result.excused.update(last.world.excused())
+                self.result.exercise.merge(ran)
+                if self.steering is not None and not replaying_final():
+                    name = type(last).__name__
+                    self.steering.learn(name, last.params, last.steps, last.first_departure, ran)
 
     def before_example(self) -> None:
         if replaying_final():
@@ -351,6 +360,7 @@ class _Session:
             variant=machine.variant_ref or self.variant_ref,
             violations=tuple(v.to_json() for v in violations),
             base=machine.base_ref if machine.release else None,
+            fuzz_seed=result.seed,
         )
         self._write()
 

@@ -125,6 +125,7 @@ def _forge(driver, step, index) -> None:
             await forge(stamped)
 
     async def forge(stamped):
+        op = None
         if step.how == "wrap":
             gap = _gap(world, sk, step.device, step.gap or "latest")
             request = gap and forged_grant(slot.device, graph_id, *gap)
@@ -139,9 +140,14 @@ def _forge(driver, step, index) -> None:
         if request is None:
             return
         try:
-            await slot.device.request(*request)
+            response = await slot.device.request(*request)
         except SimkitError as exc:
             world.note("event", step.device, name="app.forge-failed", detail=str(exc))
+            return
+        answer = response.json() if op is not None and response.status == 200 else None
+        if isinstance(answer, dict) and answer.get("accepted") == 1:
+            # one op, accepted: the answer's cursor is the seq it was written at
+            world.ledger.forged_seqs.add((sk, op["recordId"], op["rev"], answer.get("cursor")))
 
     driver.run(world.on_device, step.device, send)
 

@@ -45,9 +45,10 @@ def found_line(result: FuzzResult, path: str, shrinking: bool) -> str:
 def no_violation_lines(result: FuzzResult) -> list[str]:
     """A run that found nothing: the budget it spent, what it checked and reached (a
     "no violation" names its budget and coverage, ARCHITECTURE.md "Verdicts")."""
+    verdict = result.exercise.verdict or "no violation"
     return [
         f"{'interrupted (Ctrl-C): ' if result.interrupted else ''}"
-        f"no violation: {result.examples} examples, {result.steps} steps, "
+        f"{verdict}: {result.examples} examples, {result.steps} steps, "
         f"{steps_per_second(result):,.0f} steps/s in {result.seconds:.1f} s",
         "invariants checked: " + ", ".join(result.invariants),
         *release_lines(result),
@@ -69,15 +70,8 @@ def release_lines(result: FuzzResult) -> list[str]:
 
 
 def changed_rules_lines(result: FuzzResult) -> list[str]:
-    """The rules a variant changes, judged by the other invariants instead of the models."""
-    if not result.changes:
-        return []
-    left = ", ".join(f"{rule} ({n})" for rule, n in sorted(result.excused.items()))
-    return [
-        "rules the variant changes, judged by the other invariants, not the models: "
-        + ", ".join(result.changes)
-        + (f"; model findings left to them: {left}" if left else "")
-    ]
+    """How often the change ran: departures per declared rule, overridden methods' calls."""
+    return result.exercise.lines()
 
 
 def violation_lines(

@@ -1,15 +1,35 @@
 """forgery: a record that breaks a receive check is never applied."""
 
 from simkit.invariants.base import Invariant
+from simkit.protocol.ids import storage_key
 
 
 class Forgery(Invariant):
     """No device ever holds a record a non-conforming client forged (a bad envelope,
     the wrong slot or author, an unknown signer, a bad signature or ciphertext, data
     its schema refuses): client rule 2 says such records are skipped, never applied
-    best-effort. Holds whatever the relay does."""
+    best-effort. Judged as each record is applied (the forged op at the seq the relay
+    wrote it: a later write may replace it before the end) and at quiescence (every
+    held record). Holds whatever the relay does."""
 
     name = "forgery"
+    observes = ("record.applied",)
+    judges_events = True
+
+    def observe(self, world, event):
+        fields, slot = event.fields, world.slots.get(event.actor)
+        if slot is None:
+            return ()
+        sk = storage_key(fields["graph"], slot.member)
+        if (sk, fields["recordId"], fields["rev"], fields["seq"]) not in world.ledger.forged_seqs:
+            return ()
+        detail = (
+            f"{event.actor} applied {fields['recordId']} (seq {fields['seq']}), a forged record"
+        )
+        return [
+            self.violation(world, detail, event.seq, graph=sk, devices=(event.actor,),
+                           records=(fields["recordId"],))
+        ]  # fmt: skip
 
     def final(self, world):
         out = []

@@ -106,12 +106,16 @@ def rotators(world, sk: str) -> list[str]:
 
 
 class RotationOwed(Invariant):
-    """A graph flagged ``rotationRequired`` (a revoked device held its keys) is rotated
-    within ``rotation_bound_s`` of simulated time during which an eligible rotator was
-    up and could reach the relay, and is never still flagged at quiescence while one
-    exists. Honest relay only: a malicious one can refuse every rotation. A relay that
-    drops ``excluding`` (an older one, Versioning rule 3) refuses a rotation that needs
-    it as incomplete: owed, but not late, until the relay takes one."""
+    """A graph a revoked device held a key of is rotated within ``rotation_bound_s`` of
+    simulated time during which an eligible rotator was up and could reach the relay,
+    and is never still owed at quiescence while one exists. Owed: the relay flags it
+    ``rotationRequired``, or (judged from what was stored, not from the relay's flag,
+    so a relay that forgets to flag it is caught by what follows) the revoked device
+    held a wrap of it at the step before its revocation and a key of it in its own
+    keyring, and no newer epoch was minted since. Honest relay only: a malicious one
+    can refuse every rotation. A relay that drops ``excluding`` (an older one,
+    Versioning rule 3) refuses a rotation that needs it as incomplete: owed, but not
+    late, until the relay takes one."""
 
     name = "rotation-owed"
     honest_only = True
@@ -119,15 +123,45 @@ class RotationOwed(Invariant):
     def __init__(self) -> None:
         self._owed: dict[str, float] = {}  # storage key -> seconds owed with a rotator up
         self._last_t: float | None = None
+        self._holding: dict[str, set[str]] = {}  # device -> graphs it held a wrap of
+        self._revoked: set[str] = set()
+        self._due: dict[str, int] = {}  # storage key -> the newest epoch a revoked device held
+
+    def owes(self, world, sk: str, graph) -> bool:
+        """Whether ``graph`` owes a rotation now."""
+        if sk in world.ledger.dropped_exclusions:
+            return False  # refused as an older relay must: owed but not late
+        if graph.latest_epoch > self._due.get(sk, graph.latest_epoch):
+            del self._due[sk]  # rotated since the revocation
+        return graph.rotation_required or sk in self._due
+
+    def _revocations(self, world) -> None:
+        """Graphs a device revoked since the last step held a key of; then who holds
+        a wrap of which graph now."""
+        state = world.relay.state
+        for device_id, device in sorted(state.devices.items()):
+            if device.revoked_at is None or device_id in self._revoked:
+                continue
+            self._revoked.add(device_id)
+            for sk in sorted(self._holding.get(device_id, ())):
+                held = _epochs_held(world, device_id, sk)
+                if held:  # owed: an epoch above every one it holds
+                    self._due[sk] = max(self._due.get(sk, 0), *held)
+        self._holding = {}
+        for sk, graph in state.graphs.items():
+            for holders in graph.wraps.values():
+                for device_id in holders:
+                    self._holding.setdefault(device_id, set()).add(sk)
 
     def step(self, world):
         now = world.now()
         elapsed = 0.0 if self._last_t is None else now - self._last_t
         self._last_t = now
+        self._revocations(world)
         out = []
         for sk, graph in sorted(world.relay.state.graphs.items()):
-            if not graph.rotation_required or sk in world.ledger.dropped_exclusions:
-                self._owed.pop(sk, None)  # none owed, or refused as an older relay must
+            if not self.owes(world, sk, graph):
+                self._owed.pop(sk, None)
                 continue
             able = rotators(world, sk)
             if sk in self._owed and able:
@@ -140,21 +174,18 @@ class RotationOwed(Invariant):
 
     def final(self, world):
         out = []
+        self._revocations(world)
         for sk, graph in sorted(world.relay.state.graphs.items()):
             able = rotators(world, sk)
-            if (
-                graph.rotation_required
-                and able
-                and self._owed.get(sk) != float("-inf")
-                and sk not in world.ledger.dropped_exclusions
-            ):
+            if self.owes(world, sk, graph) and able and self._owed.get(sk) != float("-inf"):
                 out.append(self._late(world, sk, able, "at quiescence"))
         return out
 
     def _late(self, world, sk, able, how_long):
         return self.violation(
             world,
-            f"rotationRequired is still set {how_long} while {', '.join(able)} could rotate",
+            f"a rotation is still owed (a revoked device held its key) {how_long} while "
+            f"{', '.join(able)} could rotate",
             graph=sk,
             devices=tuple(able),
         )

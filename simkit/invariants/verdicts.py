@@ -90,16 +90,19 @@ def verdicts(
 
 
 def _left_to_others(world) -> str:
-    """The models' note in a run of a variant that changes rules on purpose."""
-    versions = () if world is None else (world.versions.base, world.versions.new)
-    changes = tuple(dict.fromkeys(rule for v in versions for rule in v.changes))
-    if not changes:
+    """The models' note in a run of a variant that changes rules on purpose: which
+    rules, how often the change departed in each (followed, not reported)."""
+    if world is None:
         return ""
-    excused = world.excused()
-    counts = ", ".join(f"{rule}: {n}" for rule, n in sorted(excused.items()))
+    exercise = world.exercise()
+    if not exercise.declared:
+        return ""
+    counts = ", ".join(f"{rule}: {exercise.departures[rule]}" for rule in exercise.declared)
+    stopped = "".join(f"; stopped judging {what}" for what in sorted(exercise.stopped))
     return (
-        f"judges every rule but those the variant changes ({', '.join(changes)}), which "
-        f"the other invariants judge" + (f"; findings left to them: {counts}" if counts else "")
+        f"judges every rule but those the variant changes ({', '.join(exercise.declared)}): "
+        f"their departures are followed and left to the other invariants (departures: "
+        f"{counts}){stopped}"
     )
 
 

@@ -6,9 +6,9 @@ the response to ``observe`` in order, and gets back the mismatches. Sweeps and
 restarts are told to the check as they happen, because neither is a request.
 """
 
-from simkit.model.answer import compare
+from simkit.model.answer import Expected, compare
 from simkit.model.relay import RelayModel
-from simkit.model.store import relay_counters, store_findings
+from simkit.model.store import adopt, graph_findings, relay_counters, store_findings
 from simkit.relay.host import Host
 from simkit.relay.http import Request, Response
 
@@ -22,10 +22,24 @@ class ModelCheck:
         self, host: Host, now: int = 0, model: type[RelayModel] = RelayModel, **settings: object
     ) -> None:
         self.model = model(host, now, **settings)
+        self.expected: Expected | None = None  # the last exchange's predicted answer
 
     def observe(self, request: Request, now: int, response: Response) -> list[str]:
         """One exchange: the mismatches between ``response`` and the spec's answer."""
-        return compare(self.model.handle(request, now), response)
+        self.expected = self.model.handle(request, now)
+        return compare(self.expected, response)
+
+    def stored(self, graph: dict | None, snapshot: dict | None = None) -> list[str]:
+        """What the last exchange left in the store against the model's: the graph it
+        touched (``graph``: the relay's, in its snapshot form), or (a request naming no
+        graph) the whole ``snapshot``; each difference named after the rule that
+        decided that exchange, whose outcome it is."""
+        key = self.model.touched
+        if key is not None:
+            found = graph_findings(self.model, key, graph)
+        else:
+            found = store_findings(self.model, snapshot)
+        return [f"{self.expected.rule}: {finding}" for finding in found]
 
     def sweep(self, now: int, forgotten: int) -> list[str]:
         """The relay's ``sweep()`` ran at ``now`` and forgot ``forgotten`` blobs."""
@@ -49,6 +63,11 @@ class ModelCheck:
             moved.restore(self.model.snapshot())
             self.model = moved
         self.model.restart(now)
+
+    def follow(self, graph: dict | None, snapshot: dict | None = None) -> None:
+        """The relay departed from the model in a rule a change declares: its outcome
+        (as ``stored`` takes it) is the model's store from now on."""
+        adopt(self.model, graph, snapshot)
 
     def store(self, relay: object) -> list[str]:
         """The relay's whole store against the model's (``relay`` has ``snapshot()``)."""

@@ -54,6 +54,7 @@ class RelayModel:
         self.settings = RelaySettings(**settings)
         self.devices: dict[str, dict] = {}  # deviceId -> its GET /devices entry
         self.graphs: dict[str, Graph] = {}  # storage key -> graph; a write creates one
+        self.touched: str | None = None  # the graph the last request resolved to, if any
         self.restart(now)
 
     # -- what survives a restart, and what does not --------------------------------
@@ -82,6 +83,7 @@ class RelayModel:
 
     def handle(self, request: Request, now: int) -> Expected:
         """The answer the relay must give at relay time ``now``; applies its state change."""
+        self.touched = None
         try:
             route, params = match(request.method, request.path)
             call = self._pipeline(route, params, request, now)
@@ -107,7 +109,7 @@ class RelayModel:
                 raise Refuse(403, "device-revoked", "pipeline step 5 (device not revoked)")
         call = Call(request, now, params, member, device)
         if "gid" in params:
-            call.key = self._resolve(member, params["gid"])
+            call.key = self.touched = self._resolve(member, params["gid"])
             if route.capability is not None:
                 self.require(call, route.capability, "pipeline step 6b (capability)")
         call.body = self._body(route, request)

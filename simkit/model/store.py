@@ -5,12 +5,13 @@ The model renders itself in the relay's snapshot schema (simkit/relay/state.py,
 named after the rule that decides that part.
 """
 
+import copy
 import json
 
 from simkit.model.answer import first_difference
 from simkit.model.relay import RelayModel
 from simkit.model.state import Graph
-from simkit.protocol.b64 import b64url_encode
+from simkit.protocol.b64 import b64url_decode, b64url_encode
 
 # A graph's parts in the snapshot, and the rule that decides each.
 PARTS = {
@@ -62,6 +63,43 @@ def _graph_data(graph: Graph) -> dict:
     }
 
 
+def adopt(model: RelayModel, graph: dict | None, snapshot: dict | None) -> None:
+    """Take the relay's store as the model's: the graph the last request touched
+    (``graph``: the relay's, in its snapshot form; None: it has none), or, for a
+    request that named none, the whole ``snapshot``, devices included. How a model
+    follows a change it was told of (docs/variants.md): the changed relay's outcome
+    becomes the history later answers are judged against. Raises ``KeyError``,
+    ``TypeError`` or ``ValueError`` on a store it cannot read."""
+    key = model.touched
+    if key is None:
+        model.devices = {d["deviceId"]: copy.deepcopy(d) for d in snapshot["devices"]}
+        model.graphs = {g["key"]: _graph_of(g) for g in snapshot["graphs"]}
+    elif graph is None:
+        model.graphs.pop(key, None)
+    else:
+        model.graphs[key] = _graph_of(graph)
+
+
+def _graph_of(data: dict) -> Graph:
+    """The inverse of ``_graph_data``."""
+    data = copy.deepcopy(data)
+    wraps: dict[int, dict[str, str]] = {}
+    for epoch, device, wrapped in data["wraps"]:
+        wraps.setdefault(epoch, {})[device] = wrapped
+    blobs = {
+        b["blobId"]: {
+            "policy": b["policy"], "expiresAt": b["expiresAt"], "nonce": b["nonce"],
+            "receipts": set(b["receipts"]), "data": b64url_decode(b["data"]),
+        }
+        for b in data["blobs"]
+    }  # fmt: skip
+    return Graph(
+        data["key"], int(data["seq"]), int(data["latestEpoch"]), bool(data["rotationRequired"]),
+        {row["recordId"]: row for row in data["records"]}, list(data["log"]), wraps,
+        set(data["pushers"]), blobs,
+    )  # fmt: skip
+
+
 def store_findings(model: RelayModel, snapshot: dict, counters: dict | None = None) -> list[str]:
     """Where the relay's snapshot differs from the model's store.
 
@@ -97,14 +135,31 @@ def _differences(want: dict, snapshot: dict) -> list[str]:
     wanted = {g["key"]: g for g in want["graphs"]}
     got = {g.get("key"): g for g in snapshot.get("graphs", [])}
     for key in sorted(wanted.keys() | got.keys(), key=str):
-        if key not in got or key not in wanted:
-            state = "missing from" if key not in got else "unexpected in"
-            findings.append(f"store: graph {key} {state} the relay's store (created by a write)")
-            continue
-        for part, rule in PARTS.items():
-            found = first_difference(f"graph {key} {part}", wanted[key][part], got[key].get(part))
-            if found:
-                findings.append(f"store: {rule}: {found}")
+        findings += _graph_differences(key, wanted.get(key), got.get(key))
+    return findings
+
+
+def graph_findings(model: RelayModel, key: str, data: dict | None) -> list[str]:
+    """One graph of the model's store against the relay's (``data``: that graph as
+    the relay's snapshot writes it; None when the relay has no such graph)."""
+    graph = model.graphs.get(key)
+    want = None if graph is None else _graph_data(graph)
+    if want is not None and data is not None and _text(want) == _text(data):
+        return []
+    return _graph_differences(key, want, data)
+
+
+def _graph_differences(key: str, want: dict | None, got: dict | None) -> list[str]:
+    if want is None and got is None:
+        return []
+    if want is None or got is None:
+        state = "missing from" if got is None else "unexpected in"
+        return [f"store: graph {key} {state} the relay's store (created by a write)"]
+    findings = []
+    for part, rule in PARTS.items():
+        found = first_difference(f"graph {key} {part}", want[part], got.get(part))
+        if found:
+            findings.append(f"store: {rule}: {found}")
     return findings
 
 

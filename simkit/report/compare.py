@@ -8,6 +8,7 @@ what each fuzz run found.
 """
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from html import escape
 from pathlib import Path
@@ -22,6 +23,7 @@ from simkit.report.tables import Table
 from simkit.scenario.load import Scenario
 from simkit.scenario.run import ScenarioResult, run_scenario
 from simkit.sim.behaviours import NAMES
+from simkit.sim.exercise import Exercise
 from simkit.sim.variant import Variant
 
 EXCERPT = 3  # trace events shown before and after the first difference
@@ -50,21 +52,41 @@ class Pair:
     def regressed(self) -> bool:
         return self.base["passed"] and not self.change["passed"]
 
-    def flipped(self) -> list[str]:
-        """Every expectation and invariant whose result differs between the two."""
+    def flips(self) -> list[dict]:
+        """Every expectation and invariant whose result differs between the two, with
+        what it says under the side that failed (its first violation, or the detail)."""
         out = []
         for kind in ("expectations", "invariants"):
-            before = {item["name"]: item["passed"] for item in self.base[kind]}
+            before = {item["name"]: item for item in self.base[kind]}
             for item in self.change[kind]:
-                was = before.get(item["name"], "absent")
-                if was != item["passed"]:
-                    out.append(f"{item['name']}: {_result(was)} -> {_result(item['passed'])}")
+                old = before.get(item["name"])
+                was = old["passed"] if old else "absent"
+                if was == item["passed"]:
+                    continue
+                failed = item if item["passed"] is False or old is None else old
+                out.append({
+                    "check": item["name"], "base": _result(was),
+                    "change": _result(item["passed"]), "why": _why(failed),
+                })  # fmt: skip
         return out
+
+    def flipped(self) -> list[str]:
+        """``flips`` as lines: ``check: pass -> FAIL (why)``."""
+        return [
+            f"{f['check']}: {f['base']} -> {f['change']}" + (f" ({f['why']})" if f["why"] else "")
+            for f in self.flips()
+        ]
 
     def growth(self) -> float | None:
         """Requests under the change over requests under the base (None: no request)."""
         base, change = self.base["costs"]["requests"], self.change["costs"]["requests"]
         return round(change / base, 2) if base else None
+
+
+def _why(check: dict) -> str:
+    """What a check says when it fails: its first violation, else its detail."""
+    found = check.get("violations") or []
+    return (found[0] if found else check.get("detail") or check.get("note") or "")[:300]
 
 
 def _result(passed) -> str:
@@ -78,6 +100,7 @@ class Comparison:
     pairs: list[Pair] = attrs.Factory(list)
     fuzz: dict[str, FuzzResult | None] = attrs.Factory(dict)  # side -> result (None: not run)
     max_cost_growth: float = MAX_COST_GROWTH
+    seed: int | None = None  # the fuzzing's
 
     def cost_grew(self) -> list[str]:
         """Scenarios whose requests grew past the threshold, and the total."""
@@ -92,6 +115,39 @@ class Comparison:
         change = sum(p.change["costs"]["requests"] for p in self.pairs)
         return round(change / base, 2) if base else None
 
+    def exercise(self) -> Exercise:
+        """How often the change ran: in its scenario runs and its fuzzing."""
+        ran = Exercise()
+        for p in self.pairs:
+            if "change" in p.change:
+                ran.merge(Exercise.from_json(p.change["change"]))
+        fuzzed = self.fuzz.get("change")
+        if fuzzed is not None:
+            ran.merge(fuzzed.exercise)
+        if not ran.changed and self.change.variant != self.base.variant:
+            ran.changed = True  # a change that the runs never saw differ
+        return ran
+
+    def routes(self) -> list[tuple[str, int, int, float | None]]:
+        """Requests per route over every scenario: (route, base, change, ratio)."""
+        out = []
+        totals = {
+            side: _route_requests(getattr(p, side)["costs"] for p in self.pairs)
+            for side in ("base", "change")
+        }
+        for route in sorted(totals["base"].keys() | totals["change"].keys()):
+            base, change = totals["base"][route], totals["change"][route]
+            out.append((route, base, change, round(change / base, 2) if base else None))
+        return out
+
+    def routes_grew(self) -> list[str]:
+        """Routes whose requests grew past the threshold (or appeared)."""
+        return [
+            route
+            for route, base, change, ratio in self.routes()
+            if (ratio is None and change) or (ratio or 0) > self.max_cost_growth
+        ]
+
     def regressions(self) -> list[str]:
         out = [f"{p.name}: pass -> FAIL" for p in self.pairs if p.regressed]
         base, change = self.fuzz.get("base"), self.fuzz.get("change")
@@ -102,6 +158,19 @@ class Comparison:
     @property
     def failed(self) -> bool:
         return bool(self.regressions() or self.cost_grew())
+
+    @property
+    def verdict(self) -> str:
+        if self.failed:
+            return "REGRESSED"
+        return self.exercise().verdict or "nothing regressed"
+
+
+def _route_requests(costs) -> Counter:
+    counts: Counter = Counter()
+    for cost in costs:
+        counts.update({route: r["requests"] for route, r in cost["routes"].items()})
+    return counts
 
 
 def _first_line(text: str) -> str:
@@ -122,7 +191,7 @@ def compare(
     """Each scenario under both versions (each run's trace kept in memory), then
     ``seconds`` of seeded fuzzing on each (0: none); ``rollout``: the change's fuzzing
     is a release from the base (docs/releases.md)."""
-    result = Comparison(base, change, max_cost_growth=max_cost_growth)
+    result = Comparison(base, change, max_cost_growth=max_cost_growth, seed=seed)
     for index, scenario in enumerate(scenarios):
         progress(f"scenario {index + 1}/{len(scenarios)}: {scenario.name}")
         runs = [run_scenario(_as(scenario, side)) for side in (base, change)]
@@ -152,7 +221,7 @@ def _divergence(base: ScenarioResult, change: ScenarioResult) -> dict | None:
     """The first trace event that differs, and the events around it in each trace."""
     a, b = list(base.world.trace), list(change.world.trace)
     first = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x.line() != y.line()),
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if _differ(x, y)),
         None if len(a) == len(b) else min(len(a), len(b)),
     )
     if first is None:
@@ -170,6 +239,21 @@ def _divergence(base: ScenarioResult, change: ScenarioResult) -> dict | None:
     return {"trace_seq": first, "t": round(at, 3), "base": excerpt(a), "change": excerpt(b)}
 
 
+LABELS = ("version", "version.upgrade")  # events that name the version a party runs
+
+
+def _differ(x, y) -> bool:
+    """Whether two trace events differ in more than the version they name (the two
+    runs run different versions: that alone is no difference)."""
+    if x.line() == y.line():
+        return False
+    if x.kind == y.kind == "event" and x.fields.get("name") in LABELS:
+        plain = [attrs.evolve(e, fields={k: v for k, v in e.fields.items() if k != "version"})
+                 for e in (x, y)]  # fmt: skip
+        return plain[0].line() != plain[1].line()
+    return True
+
+
 # -- what a reviewer reads -------------------------------------------------------------------
 
 
@@ -177,8 +261,16 @@ def to_json(c: Comparison) -> dict:
     return {
         "base": c.base.ref,
         "change": c.change.ref,
+        "seed": c.seed,
+        "verdict": c.verdict,
         "regressed": c.regressions(),
         "cost_grew": c.cost_grew(),
+        "routes_grew": c.routes_grew(),
+        "change_ran": c.exercise().to_json(),
+        "routes": [
+            {"route": route, "base": base, "change": change, "ratio": ratio}
+            for route, base, change, ratio in c.routes()
+        ],
         "max_cost_growth": c.max_cost_growth,
         "total_request_growth": c.total_growth(),
         "scenarios": [
@@ -186,7 +278,7 @@ def to_json(c: Comparison) -> dict:
                 "name": p.name,
                 "base_passed": p.base["passed"],
                 "change_passed": p.change["passed"],
-                "flipped": p.flipped(),
+                "flipped": p.flips(),
                 "request_growth": p.growth(),
                 "base_costs": p.base["costs"],
                 "change_costs": p.change["costs"],
@@ -205,6 +297,7 @@ def to_json(c: Comparison) -> dict:
                 "behaviours": len(r.coverage.reached),
                 "release": list(r.release),
                 "finding": r.failure and _first_line(r.failure),
+                "change_ran": r.exercise.to_json(),
             }
             for side, r in c.fuzz.items()
         },
@@ -253,13 +346,38 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
     if len(pairs) < len(c.pairs):
         same = len(c.pairs) - len(pairs)
         note += f" {same} other scenario(s) ran the same trace under both (compare.html lists all)."
+    grew = set(c.routes_grew())
+    routes = [
+        (route, f"{base:,}", f"{change:,}", "new" if ratio is None else f"{ratio:.2f}x",
+         "GREW" if route in grew else "")
+        for route, base, change, ratio in c.routes()
+        if not only_changed or base != change
+    ]  # fmt: skip
+    ran = c.exercise()
     return [
         Table("Scenarios", note, header, verdicts),
+        Table(
+            "Requests per route",
+            f"Over every scenario, same seeds; GREW: past {c.max_cost_growth:g}x (or new)."
+            + (" Routes with equal counts are left out (compare.html lists all)." * only_changed),
+            ("Route", "Base", "Change", "Ratio", "Grew"),
+            routes,
+        ),
         Table(
             "Fuzzing",
             "The same seeded budget on each version.",
             ("Side", "Ran", "Found"),
             fuzz_rows,
+        ),
+        Table(
+            "The change ran",
+            "How often the change departed from the spec in the rules it declares (the models "
+            "follow it and leave its consequences to the other invariants), or how often the "
+            "methods it overrides ran, over its scenario runs and its fuzzing. A change that "
+            "never did gives no verdict (exit 3).",
+            ("", ""),
+            [(line.split(":")[0], line.partition(":")[2].strip()) for line in ran.lines()]
+            + ([("verdict", ran.verdict)] if ran.verdict else []),
         ),
     ]
 
@@ -272,8 +390,7 @@ def _reached(pairs: list[Pair], side: str) -> int:
 
 def markdown(c: Comparison) -> str:
     """The summary to paste into a code review."""
-    verdict = "REGRESSED" if c.failed else "nothing regressed"
-    lines = [f"# simkit compare: {c.change.ref} against {c.base.ref}: {verdict}", ""]
+    lines = [f"# simkit compare: {c.change.ref} against {c.base.ref}: {c.verdict}", ""]
     lines += [f"- regressed: {r}" for r in c.regressions()]
     lines += [f"- cost grew past {c.max_cost_growth:g}x: {name}" for name in c.cost_grew()]
     lines += [""] if c.failed else []
@@ -285,8 +402,7 @@ def markdown(c: Comparison) -> str:
 
 def html(c: Comparison) -> str:
     out = page_start(f"simkit compare: {c.change.ref} against {c.base.ref}")
-    verdict = "REGRESSED" if c.failed else "nothing regressed"
-    out.append(f"<p><strong>{escape(verdict)}</strong></p>")
+    out.append(f"<p><strong>{escape(c.verdict)}</strong></p>")
     items = [*c.regressions(), *(f"cost grew: {n}" for n in c.cost_grew())]
     if items:
         out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>")

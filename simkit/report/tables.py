@@ -52,6 +52,11 @@ def summary_tables(story: Story, summary: dict) -> list[Table]:
     ]
     if summary.get("variant"):
         facts.insert(2, ("Variant", summary["variant"]))
+    change = summary.get("change")
+    if change:
+        facts.insert(3, ("The change ran", "; ".join(change["lines"]) or "-"))
+        if change["verdict"] and summary["passed"]:
+            facts[0] = ("Result", change["verdict"])
     expectations = [(verdict(e["passed"]), e["name"], e["detail"]) for e in summary["expectations"]]
     invariants = []
     for inv in summary["invariants"]:

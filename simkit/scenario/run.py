@@ -32,6 +32,12 @@ class ScenarioResult:
             i.passed is not False for i in self.invariants
         )
 
+    @property
+    def no_verdict(self) -> str | None:
+        """Why a run that passed says nothing of its change: the change never made a
+        difference (docs/variants.md); None otherwise."""
+        return self.world.exercise().verdict if self.passed else None
+
     def summary(self) -> dict:
         """The JSON summary (``--json`` and the reports)."""
         out = {
@@ -46,6 +52,9 @@ class ScenarioResult:
             "behaviours": self.world.coverage.to_json(),
             "costs": self.world.cost().to_json(),
         }
+        exercise = self.world.exercise()
+        if exercise.changed:
+            out["change"] = {**exercise.to_json(), "lines": exercise.lines()}
         first = first_violation(self.world.violations)
         if first is not None:
             out["violation"] = first

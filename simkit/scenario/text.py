@@ -21,7 +21,7 @@ def table(results: list[ScenarioResult]) -> list[str]:
         failed = [c for c in result.expectations if not c.passed]
         checked = [i for i in result.invariants if i.checked]
         broken = [i for i in checked if i.violations]
-        verdict = "PASS" if result.passed else "FAIL"
+        verdict = "NONE" if result.no_verdict else "PASS" if result.passed else "FAIL"
         met = sum(c.passed for c in result.expectations)
         unchecked = len(result.invariants) - len(checked)
         lines.append(
@@ -30,12 +30,16 @@ def table(results: list[ScenarioResult]) -> list[str]:
             f"{len(checked) - len(broken)}/{len(checked)} invariants held"
             + (f", {unchecked} not checked" if unchecked else "")
         )
+        if result.no_verdict:
+            lines.append(f"        {result.no_verdict}")
         for check in failed:
             lines.append(f"        expected {check.name}: {check.detail or 'did not happen'}")
         for inv in broken:
             more = len(inv.violations) - 1
             lines.append(f"        {inv.violations[0]}" + (f" (+{more})" if more else ""))
         lines.append(f"      trace-hash: {result.trace_hash}")
-    passed = sum(r.passed for r in results)
-    lines.append(f"{passed} passed, {len(results) - passed} failed")
+    passed = sum(r.passed and not r.no_verdict for r in results)
+    none = sum(bool(r.no_verdict) for r in results)
+    failed = len(results) - passed - none
+    lines.append(f"{passed} passed, {failed} failed" + (f", {none} no verdict" if none else ""))
     return lines

@@ -45,6 +45,8 @@ def persisted(device) -> dict:
 class Ledger:
     # (storage key, record, rev) a non-conforming client pushed (client rule 2 refuses them)
     forged: set[tuple[str, str, int]] = attrs.Factory(set)
+    # (storage key, record, rev, seq) of each forged op the relay accepted, at its seq
+    forged_seqs: set[tuple[str, str, int, int]] = attrs.Factory(set)
     # (storage key, epoch, device) a forged grant filled with a wrap nobody can open
     forged_grants: set[tuple[str, int, str]] = attrs.Factory(set)
     # (storage key, epoch) -> the devices the epoch was wrapped to when it was minted

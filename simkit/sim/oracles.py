@@ -7,7 +7,6 @@ world's relay answers, every sweep and restart. ``DeviceOracle`` holds every hon
 device against ``simkit.model.device``.
 """
 
-import contextlib
 import functools
 import json
 from collections import Counter
@@ -37,7 +36,13 @@ class Disagreement:
 
 
 class RelayOracle:
-    """The relay model following one relay, keeping every ``Disagreement``."""
+    """The relay model following one relay, keeping every ``Disagreement``.
+
+    A disagreement only in rules the relay's version declares it changes is a
+    departure: counted (``departures``), traced, and followed: the model takes the
+    changed relay's store for what the request touched, so later answers are judged
+    against the changed protocol's history, not the spec's (docs/variants.md). Where it
+    cannot read that store, it stops judging that graph (``unjudged``) and says why."""
 
     def __init__(self, relay: Relay, host, settings: dict, trace, variant: Variant) -> None:
         self.check: ModelCheck | None = ModelCheck(
@@ -46,7 +51,9 @@ class RelayOracle:
         self.findings: list[Disagreement] = []
         self.retired: str | None = None  # why it stopped following the relay
         self.changes = variant.changes
-        self.excused: Counter[str] = Counter()  # findings in rules the variant changes
+        self.departures: Counter[str] = Counter()  # declared rule -> departures
+        self.unjudged: dict[str, str] = {}  # graph it stopped judging -> why
+        self.on_departure = lambda: None  # told of each departure (the world's coverage)
         self._trace = trace
 
     def answer(self, relay: Relay, request: Request) -> Response:
@@ -55,8 +62,25 @@ class RelayOracle:
             return relay.handle(request)
         now = relay.clock()
         response = relay.handle(request)
-        self._found(self.check.observe(request, now, response), request)
+        findings = self.check.observe(request, now, response)
+        if self.check.model.touched in self.unjudged:
+            return response
+        stored = None
+        if self.changes and request.method != "GET":  # a write's outcome, judged at once
+            stored = self._store(relay)
+            findings += self.check.stored(*stored)
+        if findings and not self._found(findings, request):
+            self._follow(stored or self._store(relay), request)
         return response
+
+    def _store(self, relay: Relay) -> tuple[dict | None, dict | None]:
+        """What the last request touched in the relay's store, as ``ModelCheck.stored``
+        takes it: the graph (None when it has none), or the whole store."""
+        key = self.check.model.touched
+        if key is None:
+            return None, relay.snapshot()
+        graph = relay.state.graphs.get(key)
+        return (None if graph is None else graph.data()), None
 
     def swept(self, now: int, forgotten: int) -> None:
         """One external job swept at ``now`` and the relay forgot ``forgotten`` blobs."""
@@ -77,12 +101,11 @@ class RelayOracle:
 
     def store_findings(self, relay: Relay) -> list[str]:
         """The relay's whole store against the model's (none once retired), but in
-        rules the variant changes."""
+        rules the variant changes (departures) and graphs the model stopped judging."""
         found = [] if self.check is None else self.check.store(relay)
-        kept = [f for f in found if changed(f, self.changes) is None]
-        for finding in found:
-            if (rule := changed(finding, self.changes)) is not None:
-                self.excused[rule] += 1
+        found = [f for f in found if not any(f" {key} " in f for key in self.unjudged)]
+        kept, declared = self._split(found)
+        self._departed(declared)
         return kept
 
     def retire(self, why: str) -> bool:
@@ -93,19 +116,57 @@ class RelayOracle:
         self.check, self.retired = None, why
         return True
 
-    def _found(self, findings: list[str], request: Request | None = None) -> None:
-        who, records = (), ()
-        if request is not None and findings:
-            who = tuple(filter(None, [request.headers.get("x-device")]))
-            records = records_named(request)
+    def _split(self, findings: list[str]) -> tuple[list[str], list[str]]:
+        """(findings in no declared rule, the declared rules the others name)."""
+        kept, declared = [], []
         for finding in findings:
             rule = changed(finding, self.changes)
-            if rule is not None:
-                self.excused[rule] += 1
-                continue
+            if rule is None:
+                kept.append(finding)
+            else:
+                declared.append(rule)
+        return kept, declared
+
+    def _departed(self, rules: list[str], request: Request | None = None) -> None:
+        """One departure per declared rule an exchange (or a check) disagreed in."""
+        for rule in dict.fromkeys(rules):
+            self.departures[rule] += 1
+            where = {} if request is None else {"request": f"{request.method} {request.path}"}
+            self._trace.emit("check", "relay", what="departure", rule=rule, **where)
+            self.on_departure()
+
+    def _found(self, findings: list[str], request: Request | None = None) -> bool:
+        """Keep the findings in rules no version declares; count the others as a
+        departure. Whether any was kept."""
+        kept, declared = self._split(findings)
+        self._departed(declared, request)
+        who, records = (), ()
+        if request is not None and kept:
+            who = tuple(filter(None, [request.headers.get("x-device")]))
+            records = records_named(request)
+        for finding in kept:
             if request is not None:
                 finding = f"{request.method} {request.path} by {', '.join(who)}: {finding}"
             self.findings.append(Disagreement(len(self._trace), finding, who, records))
+        return bool(kept)
+
+    def _follow(self, stored: tuple[dict | None, dict | None], request: Request) -> None:
+        """After a departure: the changed relay's store (what the request touched,
+        ``_store``) is the model's from now on; a store it cannot read ends the judging
+        of that graph (the whole relay, for a request that names none)."""
+        key = self.check.model.touched
+        try:
+            self.check.follow(*stored)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            why = (
+                f"after a departure in {request.method} {request.path} the model cannot "
+                f"read what the changed relay stored ({type(exc).__name__}: {exc})"
+            )
+            what = f"graph {key}" if key is not None else "the relay"
+            self._trace.emit("check", "relay", what="unjudged", of=what, why=why)
+            if key is None:
+                self.retire(why)
+            self.unjudged[key or "the relay"] = why
 
 
 def records_named(request: Request) -> tuple[str, ...]:
@@ -128,7 +189,6 @@ class DeviceOracle:
         self.world = world
         self.models: dict[str, DeviceModel] = {}
         self.findings: list[Disagreement] = []
-        self._foreign: set = set()  # tasks of a non-conforming client using a device's link
         self.stopped = False  # the run ended: what a test does to a device afterwards is not judged
 
     # -- devices ----------------------------------------------------------------------------
@@ -153,6 +213,7 @@ class DeviceOracle:
                 identity, app, version.changes
             )
             model.on_finding = functools.partial(self._kept, slot.device_id)
+            model.on_departure = functools.partial(self._departed, slot.device_id)
         else:
             version = self.world.version_of(slot.device_id)
             model.restarted(version.device_model, version.changes)
@@ -168,13 +229,10 @@ class DeviceOracle:
         if model is not None:
             model.crashed()
 
-    @contextlib.contextmanager
-    def foreign(self, device_id: str):
-        """Requests the current task sends are a non-conforming client's (a forger
-        using a member's credential), not the device's own. The forger stamps with the
-        device's stamp, which moves on: it calls what this yields right after stamping,
-        before any await lets the device stamp its own writes."""
-        task = trio.lowlevel.current_task()
+    def stamped(self, device_id: str):
+        """What a non-conforming client using ``device_id``'s credential calls right
+        after stamping (``World.foreign_client``): it stamps with the device's stamp,
+        which moves on, before any await lets the device stamp its own writes."""
         slot = self.world.slots[device_id]
 
         def stamped() -> None:
@@ -182,16 +240,12 @@ class DeviceOracle:
             if model is not None:
                 model.last = max(model.last, slot.device.store.get("meta", "last", 0))
 
-        self._foreign.add(task)
-        try:
-            yield stamped
-        finally:
-            self._foreign.discard(task)
+        return stamped
 
     # -- what the link sees -----------------------------------------------------------------
 
     def _model(self, device_id: str) -> DeviceModel | None:
-        if self._foreign and trio.lowlevel.current_task() in self._foreign:
+        if self.world.foreign():  # a non-conforming client's request: not the device's
             return None
         return self._following(self.world.slots.get(device_id))
 
@@ -234,6 +288,11 @@ class DeviceOracle:
         model = self._following(slot)
         if model is not None:
             model.imported()
+
+    def _departed(self, device_id: str, rule: str) -> None:
+        """A departure in a rule the device's version declares: traced, not reported."""
+        self.world.trace.emit("check", device_id, what="departure", rule=rule)
+        self.world.departed()
 
     def _kept(self, device_id: str, finding) -> None:
         """A model's finding, kept in the world's list where it was seen."""

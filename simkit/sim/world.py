@@ -31,6 +31,7 @@ from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.costs import Costs
 from simkit.sim.determinism import run_virtual
+from simkit.sim.exercise import Exercise, counted, counting, exercise_of
 from simkit.sim.failure import task
 from simkit.sim.ledger import Ledger, Upgrade, persisted
 from simkit.sim.network import RELAY, Network
@@ -92,6 +93,7 @@ class _Link:
     delivers that cancellation here, as a dying process stops where it is."""
 
     def __init__(self, world: "World", device_id: str) -> None:
+        self._world = world
         self._tripwires = world.tripwires
         self._device_id = device_id
         self._transport = world.network.transport(device_id)
@@ -109,15 +111,21 @@ class _Link:
 
     async def send(self, request, /, **fields):
         await self._trip(before=True)
-        oracle = self._oracle
+        oracle, world = self._oracle, self._world
         if oracle is not None:
             oracle.sent(self._device_id, request)
+        foreign = world.foreign()
+        if foreign:  # the relay side may ask (``World.sent_by_foreign``)
+            world.foreign_requests[id(request)] = request
         try:
             response = await self._transport.send(request, **fields)
         except TransportError:
             if oracle is not None:
                 oracle.lost(self._device_id, request)
             raise
+        finally:
+            if foreign:
+                del world.foreign_requests[id(request)]
         await self._trip(before=False)
         if oracle is not None:
             oracle.received(self._device_id, request, response)
@@ -178,10 +186,15 @@ class World:
         if self.versions.release:
             self.coverage.add(["release"])
         self.relay_oracle: RelayOracle | None = None  # built with the relay when asked for
+        self.calls: Counter = Counter()  # overridden methods' calls (simkit.sim.exercise)
+        self.coverage_at_departure: Counter | None = None  # coverage at the first departure
+        self.departures = 0  # the models' departures in declared rules, so far
         self._model_wanted = model_check
         wanted = model_check if device_model is None else device_model
         self.device_oracle: DeviceOracle | None = DeviceOracle(self) if wanted else None
         self._rogue = None  # the transport of raw requests (``send_raw``)
+        self.foreign_tasks: set = set()  # tasks of non-conforming clients (``foreign_client``)
+        self.foreign_requests: dict = {}  # id -> a request such a client has on its way
         self.relay_up = True
         self._relay_outage = 0
         self._relay_back_at = 0.0
@@ -189,7 +202,7 @@ class World:
     # -- building -----------------------------------------------------------------------
 
     def _build_relay(self) -> None:
-        self.relay = self.relay_version.relay(
+        self.relay = self.party_class(self.relay_version, "relay")(
             self.host, relay_clock(DEFAULT_EPOCH_MS), on_event=self._relay_event,
             **self.spec.relay_settings,
         )  # fmt: skip
@@ -197,6 +210,7 @@ class World:
             self.relay_oracle = RelayOracle(
                 self.relay, self.host, self.spec.relay_settings, self.trace, self.relay_version
             )
+            self.relay_oracle.on_departure = self.departed
         if self.versions.release:
             self._note_version(RELAY)
         self.adversary = MaliciousRelay(self)
@@ -226,7 +240,7 @@ class World:
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
         slot.born = self.now()
-        slot.device = self.version_of(device_id).device.create(
+        slot.device = self.party_class(self.version_of(device_id), "device").create(
             member, device_id, _Link(self, device_id), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
@@ -453,7 +467,8 @@ class World:
         if slot.alive:
             return
         slot.boots += 1
-        slot.device = (device_class or self.version_of(device_id).device).restore(
+        device_class = device_class or self.party_class(self.version_of(device_id), "device")
+        slot.device = device_class.restore(
             slot.snapshot, _Link(self, device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
         )  # fmt: skip
@@ -488,7 +503,7 @@ class World:
 
     def _restore_relay(self) -> None:
         """The relay starts again from its store, as the version it now runs."""
-        self.relay = self.relay_version.relay.restore(
+        self.relay = self.party_class(self.relay_version, "relay").restore(
             self.host, relay_clock(DEFAULT_EPOCH_MS), self.relay.snapshot(),
             on_event=self._relay_event, **self.spec.relay_settings,
         )  # fmt: skip
@@ -501,6 +516,12 @@ class World:
         """The version a party starts on, and whether it is the release's base or new one."""
         version, role = self.version_of(party).name, self.versions.role(party)
         self.note("event", party, name="version", version=version, role=role)
+
+    def party_class(self, version: Variant, role: str) -> type:
+        """The class a party of ``version`` runs (``role``: relay or device); the
+        change's own (the world's variant) counts the methods it overrides."""
+        cls, base = (version.relay, Relay) if role == "relay" else (version.device, Device)
+        return counted(cls, base) if version is self.variant else cls
 
     def version_of(self, party: str) -> Variant:
         """The version a device (or ``relay``) runs now."""
@@ -540,6 +561,12 @@ class World:
     @contextlib.asynccontextmanager
     async def running(self):
         """The world, built, set up and running (device loops, sweeper, schedule)."""
+        with counting(self.calls):
+            async with self._running() as world:
+                yield world
+
+    @contextlib.asynccontextmanager
+    async def _running(self):
         self._build_relay()
         async with self.network.running():
             await self._setup()
@@ -619,16 +646,16 @@ class World:
         if self.relay_oracle is not None:
             self.relay_oracle.swept(now, swept)
 
-    def excused(self) -> Counter:
-        """How many model findings fell in rules the variant changes, by rule: those
-        rules were judged by the other invariants (docs/variants.md)."""
-        counts = Counter()
-        if self.relay_oracle is not None:
-            counts.update(self.relay_oracle.excused)
-        if self.device_oracle is not None:
-            for model in self.device_oracle.models.values():
-                counts.update(model.excused)
-        return counts
+    def departed(self) -> None:
+        """A model counted a departure: the first one marks what the run had reached
+        before the change made a difference."""
+        self.departures += 1
+        if self.coverage_at_departure is None:
+            self.coverage_at_departure = Counter(self.coverage.counts)
+
+    def exercise(self) -> Exercise:
+        """How often the change ran in this world (docs/variants.md)."""
+        return exercise_of(self)
 
     def answer(self, request):
         """The honest relay's answer to one request, checked against the spec's model."""
@@ -672,11 +699,24 @@ class World:
         """A non-conforming client acts with a member's device and credential (a forger):
         what it sends is not the device's, which the device model does not judge. It
         calls what this yields once it took a stamp from the device."""
-        if self.device_oracle is None:
-            yield lambda: None
-            return
-        with self.device_oracle.foreign(device_id) as stamped:
-            yield stamped
+        task = trio.lowlevel.current_task()
+        self.foreign_tasks.add(task)
+        try:
+            if self.device_oracle is None:
+                yield lambda: None
+            else:
+                yield self.device_oracle.stamped(device_id)
+        finally:
+            self.foreign_tasks.discard(task)
+
+    def foreign(self) -> bool:
+        """Whether the running task is a non-conforming client's (``foreign_client``):
+        what the relay answers it, the device's own client never reads."""
+        return bool(self.foreign_tasks) and trio.lowlevel.current_task() in self.foreign_tasks
+
+    def sent_by_foreign(self, request) -> bool:
+        """Whether a non-conforming client sent ``request`` (it is on its way now)."""
+        return self.foreign_requests.get(id(request)) is request
 
     @contextlib.contextmanager
     def importing(self, slot: DeviceSlot, keyrings: dict, wipe: bool):

@@ -30,11 +30,34 @@ def test_a_campaign_that_finds_nothing_exits_0_and_says_what_ran(tmp_path):
     data = json.loads((tmp_path / "c.json").read_text())
     assert data["verdict"] == "no violation" and data["chunks"] == 1 and data["examples"] == 10
     assert data["targets"] == [
-        {"target": "honest", "chunks": 1, "examples": 10, "steps": data["steps"], "findings": 0}
+        {
+            "target": "honest",
+            "chunks": 1,
+            "examples": 10,
+            "steps": data["steps"],
+            "findings": 0,
+            "exercised": None,
+            "change": [],
+        }
     ]
     page = (tmp_path / "report" / "index.html").read_text()
     for part in ('id="plot-throughput"', 'id="plot-behaviours"', "never reached", "What ran"):
         assert part in page
+
+
+def test_a_campaign_of_a_change_that_never_ran_exits_3_and_says_so(client, tmp_path):
+    result = campaign(
+        "--scheduler", client.scheduler.address, "--variant", "tests.fuzz.variants:unused",
+        "--chunks", "1", "--max-steps", "4", "--known", str(tmp_path / "k"),
+        "--json", str(tmp_path / "c.json"), "--report", str(tmp_path / "report"),
+    )  # fmt: skip
+    never = "no verdict: the change was never exercised"
+    assert result.exit_code == 3, result.output
+    assert never in result.output and "overridden methods ran: none" in result.output
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["verdict"] == never
+    assert data["change"]["tests.fuzz.variants:unused"]["exercised"] is False
+    assert never in (tmp_path / "report" / "index.html").read_text()
 
 
 def test_a_finding_exits_1_with_a_dashboard_linking_its_reproducer(client, tmp_path):

@@ -87,4 +87,15 @@ clock_repair_changed = Variant(
     changes=("client rule 1", "client rule 9"),
 )
 
+
+class NeverCalled(Relay):
+    """A method nothing calls: the change is never exercised."""
+
+    def never_called(self):
+        return None
+
+
+# a change that never runs: every run of it gives no verdict (exit 3)
+unused = Variant("unused", "overrides a method nothing calls", relay=NeverCalled)
+
 ALL = (max_seq, log_loser, overwrite_wrap, keep_last_equal, skip_revoked, skip_missing_epoch)

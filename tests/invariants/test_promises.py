@@ -121,6 +121,32 @@ def test_forgery_fails_when_a_receiver_applies_a_forged_record():
     assert {e.fields["reason"] for e in refusals} == {"wrong-author"}
 
 
+def test_forgery_fails_when_a_forged_record_is_applied_even_if_overwritten_before_the_end():
+    """The forged record is applied, then the honest author writes the record again:
+    no device holds the forgery at quiescence, yet one applied it (before issue 36
+    forgery judged only what was held at the end, and a change that let receivers
+    accept any author passed a 60 s run)."""
+    steps = [
+        {"rule": "forge", "device": "b1", "graph": "g:team", "record": "r1", "how": "author"},
+        {"rule": "advance", "seconds": 30},
+        {"rule": "write", "device": "a1", "graph": "g:team", "record": "r1", "op": "edit"},
+        {"rule": "advance", "seconds": 30},
+    ]
+    found = only("forgery", steps, f"{HERE}:accepts_forgeries")
+    assert found and all("a forged record" in v and "applied r1 (seq 1)" in v for v in found)
+    driver = WorldDriver(WorldParams(5).spec(), load_variant(f"{HERE}:accepts_forgeries"))
+    try:
+        for index, step in enumerate(steps):
+            apply_step(driver, step, index)
+        driver.run(driver.world.quiesce)
+        slots = driver.world.slots.items()
+        held = [d for d, slot in slots if "forged" in slot.device.records("g:team")["r1"]["data"]]
+    finally:
+        driver.close()
+    assert held == [], "the forgery was overwritten: only judging each application sees it"
+    assert not run(steps).violations
+
+
 TRANSPORT_BLOB = [
     {
         "rule": "blob-upload", "device": "a1", "graph": "g:team", "blob": "a1-b0",

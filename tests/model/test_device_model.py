@@ -273,7 +273,7 @@ def test_a_variant_that_changes_a_rule_leaves_it_to_the_other_invariants():
     m = model(changes=("client rule 12",))
     keyed(m)
     m.sent("t", request("DELETE", "/graphs/g:team/keys/1"), 2.0)
-    assert rules(m) == [] and m.excused == {"client rule 12": 1}
+    assert rules(m) == [] and m.departures == {"client rule 12": 1}
 
 
 def test_client_rule_4_an_op_under_a_missing_epoch_makes_it_fetch_keys_before_pulling_again():

@@ -12,7 +12,7 @@ SMALL = ["scenarios/bootstrap.toml", "scenarios/adversary-stolen-device.toml"]
 def compare(tmp_path, *args: str):
     out = tmp_path / "cmp"
     done = CliRunner().invoke(main, ["compare", *args, "--report", str(out)])
-    data = json.loads((out / "compare.json").read_text()) if done.exit_code in (0, 1) else None
+    data = json.loads((out / "compare.json").read_text()) if done.exit_code in (0, 1, 3) else None
     return done, data, out
 
 
@@ -32,7 +32,11 @@ def test_a_change_that_breaks_a_scenario_names_what_flipped_and_where_it_went_ap
     assert done.exit_code == 1
     stolen = next(s for s in data["scenarios"] if s["name"] == "adversary-stolen-device")
     assert (stolen["base_passed"], stolen["change_passed"]) == (True, False)
-    assert any(f.startswith("revocation: pass -> FAIL") for f in stolen["flipped"])
+    (flip,) = [f for f in stolen["flipped"] if f["check"] == "revocation"]
+    assert (flip["base"], flip["change"]) == ("pass", "FAIL")
+    assert "written by" in flip["why"] and "after its revocation" in flip["why"]
+    md = (out / "compare.md").read_text()
+    assert "revocation: pass -\\> FAIL (\\[revocation\\] a1 applied" in md
     first = stolen["divergence"]
     assert first["base"] != first["change"] and any(line.startswith(">") for line in first["base"])
     assert data["regressed"] == ["adversary-stolen-device: pass -> FAIL"]
@@ -47,6 +51,10 @@ def test_a_change_that_only_costs_more_exits_1_past_the_threshold_and_0_below_it
     assert data["cost_grew"] == ["bootstrap", "all scenarios"]
     [s] = data["scenarios"]
     assert s["flipped"] == [] and s["request_growth"] > 1.1
+    assert "GET /graphs/:gid/pull" in data["routes_grew"]
+    pull = next(r for r in data["routes"] if r["route"] == "GET /graphs/:gid/pull")
+    assert pull["change"] > pull["base"] and pull["ratio"] > 1.1
+    assert "| GET /graphs/:gid/pull |" in (tmp_path / "cmp" / "compare.md").read_text()
     done, data, _ = compare(tmp_path, *args, "--max-cost-growth", "3")
     assert done.exit_code == 0 and data["cost_grew"] == []
 
@@ -80,3 +88,40 @@ def test_compare_without_a_change_or_a_folder_or_with_a_bad_one_is_a_usage_error
     ):
         done = runner.invoke(main, args)
         assert done.exit_code == 2 and says in done.output, done.output
+
+
+SAME = """
+from simkit.relay import Relay
+from simkit.sim.variant import Variant
+
+
+class Unused(Relay):
+    def never_called(self):
+        return None
+
+
+renamed = Variant("renamed", "the protocol as specified, under another name")
+unused = Variant("unused", "overrides a method nothing calls", relay=Unused)
+"""
+
+
+def test_a_version_label_alone_is_no_first_difference(tmp_path):
+    """In a release scenario the trace names each party's version: under another name
+    for the same protocol, that is the only thing that differs, and it is no difference."""
+    (tmp_path / "same.py").write_text(SAME, encoding="utf-8")
+    scenario = "scenarios/release-relay-without-epoch.toml"
+    done, data, _ = compare(tmp_path, "--variant", f"{tmp_path}/same.py:renamed", scenario)
+    [s] = data["scenarios"]
+    assert s["divergence"] is None and s["flipped"] == [], s["divergence"]
+    assert done.exit_code == 3  # nothing of it differs from the protocol as specified
+
+
+def test_a_change_that_never_ran_gives_no_verdict_and_exits_3(tmp_path):
+    (tmp_path / "same.py").write_text(SAME, encoding="utf-8")
+    done, data, _ = compare(
+        tmp_path, "--variant", f"{tmp_path}/same.py:unused", "scenarios/bootstrap.toml"
+    )
+    assert done.exit_code == 3, done.output
+    assert data["verdict"] == "no verdict: the change was never exercised"
+    assert data["change_ran"]["calls"] == {} and data["change_ran"]["exercised"] is False
+    assert "no verdict: the change was never exercised" in done.output

@@ -12,6 +12,7 @@ from simkit.protocol.records import check_envelope, open_record
 from simkit.relay import Relay
 from simkit.relay.older import OlderRelay
 from simkit.sim import spec as S
+from simkit.sim.exercise import running_class
 from simkit.sim.variant import HONEST, Variant
 from simkit.sim.versions import newer_client, older_relay
 from simkit.sim.world import run_world
@@ -43,9 +44,9 @@ def run(spec, variant, base=HONEST):
 
 def test_release_parties_start_on_the_base_and_a_device_upgrade_restarts_into_the_new_one():
     world = run(release([S.Upgrade("a1", at=60)]), newer_client)
-    assert type(world.slots["a1"].device) is NewerClient
-    assert type(world.slots["a2"].device) is Device
-    assert type(world.relay) is Relay
+    assert running_class(world.slots["a1"].device) is NewerClient
+    assert running_class(world.slots["a2"].device) is Device
+    assert running_class(world.relay) is Relay
     [upgrade] = events(world, "version.upgrade")
     assert (upgrade.actor, upgrade.t, upgrade.fields["version"]) == ("a1", 60, "newer-client")
     started = {e.actor: e.fields["version"] for e in events(world, "version")}
@@ -57,14 +58,14 @@ def test_release_parties_start_on_the_base_and_a_device_upgrade_restarts_into_th
 
 def test_release_mixed_fleet_starts_the_named_devices_and_the_relay_on_the_new_version():
     world = run(release(rollout=S.Rollout(relay_new=True, devices_new=("b1",))), newer_client)
-    assert type(world.slots["b1"].device) is NewerClient
-    assert type(world.slots["a1"].device) is Device
+    assert running_class(world.slots["b1"].device) is NewerClient
+    assert running_class(world.slots["a1"].device) is Device
     assert world.relay_version is newer_client and events(world, "version.upgrade") == []
 
 
 def test_release_relay_upgrade_restores_its_store_under_the_new_class_and_model():
     world = run(release([S.Upgrade("relay", at=100)]), HONEST, base=older_relay)
-    assert type(world.relay) is Relay
+    assert running_class(world.relay) is Relay
     assert type(world.relay_oracle.check.model) is RelayModel
     [kept] = world.ledger.upgrades
     assert kept.party == "relay" and kept.before == kept.after
@@ -73,7 +74,7 @@ def test_release_relay_upgrade_restores_its_store_under_the_new_class_and_model(
 
 def test_release_relay_of_the_base_is_judged_by_the_base_model():
     world = run(release(), HONEST, base=older_relay)
-    assert type(world.relay) is OlderRelay
+    assert running_class(world.relay) is OlderRelay
     assert type(world.relay_oracle.check.model) is OlderRelayModel
     assert world.relay_oracle.findings == [] and world.violations == []
 
@@ -96,7 +97,7 @@ def test_release_upgrade_without_a_rollout_or_twice_changes_nothing():
     world = run(release([S.Upgrade("a1", at=50), S.Upgrade("a1", at=90)]), newer_client)
     assert len(events(world, "version.upgrade")) == 1
     single = run_world(release(rollout=None), newer_client)
-    assert type(single.slots["a1"].device) is NewerClient  # one version: all on it
+    assert running_class(single.slots["a1"].device) is NewerClient  # one version: all on it
     single.upgrade("a2")
     assert events(single, "version.upgrade") == []
 

@@ -53,9 +53,10 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
     def __init__(self, identity: Identity, app: App, changes: tuple[str, ...] = ()) -> None:
         self.me, self.app = identity, app
         self.changes = tuple(changes)
-        self.excused: Counter[str] = Counter()  # findings left to the other invariants
+        self.departures: Counter[str] = Counter()  # declared rule -> departures
         self.findings: list[Finding] = []
         self.on_finding: Callable[[Finding], object] | None = None  # told of each at once
+        self.on_departure: Callable[[str], object] | None = None  # likewise
         self.graphs: dict[str, Graph] = {}
         self.pins: dict[str, Pin] = {}
         self.triples: dict[str, set[str | None]] = defaultdict(set)  # device -> fingerprints
@@ -92,11 +93,13 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         return self._sks[graph_id]
 
     def find(self, rule: str, detail: str, graph: str | None = None, records=()) -> None:
-        """Keep a disagreement, unless the variant changes that rule on purpose (then
-        count it: the other invariants judge what the change does)."""
-        excused = changed(rule, self.changes)
-        if excused is not None:
-            self.excused[excused] += 1
+        """Keep a disagreement, unless the variant changes that rule on purpose: then it
+        is a departure, counted (the other invariants judge what the change does)."""
+        declared = changed(rule, self.changes)
+        if declared is not None:
+            self.departures[declared] += 1
+            if self.on_departure is not None:
+                self.on_departure(declared)
             return
         finding = Finding(rule, f"{self.me.device_id} {detail}", graph, tuple(records))
         self.findings.append(finding)

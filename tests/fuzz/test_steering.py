@@ -1,0 +1,93 @@
+"""Search steered toward the change (docs/variants.md, "Steering"), and fresh seeds."""
+
+import json
+import re
+from collections import Counter
+
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simkit.cli import main
+from simkit.fuzz.actions import Advance
+from simkit.fuzz.params import SWARM, WorldParams
+from simkit.fuzz.runner import fuzz
+from simkit.fuzz.steer import CEILING, Steering
+from simkit.sim.exercise import Exercise
+from simkit.sim.variant import load_variant
+
+
+def departed(n: int) -> Exercise:
+    return Exercise.of_world(("push rule 1",), True, Counter({"push rule 1": n}), {}, {}, 2)
+
+
+def test_nothing_is_steered_before_the_change_first_departs():
+    steering = Steering()
+    assert steering.weights() is None
+    steering.learn("M", WorldParams(seed=1, rules=("jump",)), [], None, departed(0))
+    steering.commit()
+    assert steering.weights() is None and steering.pools == {}
+
+
+def test_rules_of_departing_examples_gain_odds_and_departing_examples_are_kept():
+    steering = Steering()
+    steps = [Advance(seconds=1), Advance(seconds=5), Advance(seconds=30)]
+    for index in range(6):
+        jump = index % 2 == 0
+        params = WorldParams(seed=index, rules=("jump",) if jump else ("crash",))
+        steering.learn("M", params, steps, 1 if jump else None, departed(3 if jump else 0))
+    assert steering.weights() is None, "taken in only between chunks"
+    steering.commit()
+    weights = steering.weights()
+    assert weights["jump"] > 0.5 > weights["crash"] and max(weights.values()) <= CEILING
+    assert set(weights) == set(SWARM)
+    (pool,) = steering.pools.values()
+    assert len(pool) == 3 and all(kept.prefix == tuple(steps[:2]) for kept in pool)
+    assert all(kept.score == 3 + 2 for kept in pool)  # departures + behaviours after
+
+
+@given(st.data())
+def test_a_follow_up_is_drawn_only_once_there_is_a_kept_example(data):
+    steering = Steering()
+    assert steering.follow_up(data, "M") is None  # draws nothing: the unsteered run's draws
+    steering.learn("M", WorldParams(seed=1), [Advance(seconds=1)], 0, departed(1))
+    steering.commit()
+    kept = steering.follow_up(data, "M")
+    assert kept is None or kept.prefix == (Advance(seconds=1),)
+    assert steering.follow_up(data, "other machine") is None
+
+
+def test_a_steered_run_makes_its_change_depart_in_more_examples_same_seed():
+    """any-rev (push rule 1) with seed 2, 20 examples each: the unsteered run departs in
+    one example, the steered one follows that example up (measured: 1 vs 4 examples)."""
+    change = load_variant("simkit.bench.changes:any_rev")
+    runs = {
+        steer: fuzz(change, seconds=600, seed=2, max_steps=25, examples=20, steer=steer)
+        for steer in (False, True)
+    }
+    plain, steered = (runs[s].exercise for s in (False, True))
+    assert steered.examples["push rule 1"] > plain.examples["push rule 1"] >= 1
+    assert sum(steered.departures.values()) > sum(plain.departures.values())
+
+
+def first_line_seed(output: str) -> int:
+    return int(re.match(r"fuzzing .* seed (\d+)\n", output).group(1))
+
+
+def test_a_run_without_a_seed_draws_a_fresh_one_prints_it_and_keeps_it(tmp_path):
+    crash = "tests.fuzz.crash_variants:a1_loop_raises"  # every example fails at once
+    runs = []
+    for name in ("a", "b"):
+        out, data = tmp_path / f"{name}.json", tmp_path / f"{name}-run.json"
+        result = CliRunner().invoke(main, [
+            "fuzz", "--variant", crash, "--time", "20", "--shrink-time", "0", "--out", str(out),
+            "--json", str(data),
+        ])  # fmt: skip
+        assert result.exit_code == 1, result.output
+        seed = first_line_seed(result.output)
+        assert json.loads(data.read_text())["seed"] == seed
+        assert json.loads(out.read_text())["fuzz_seed"] == seed
+        runs.append(seed)
+    assert runs[0] != runs[1]
+    again = CliRunner().invoke(main, ["fuzz", "--time", "1", "--seed", "7", "--max-steps", "2"])
+    assert first_line_seed(again.output) == 7
