@@ -74,7 +74,19 @@ NEVER = "no verdict: the change was never exercised"
 
 
 def test_fuzz_of_a_change_whose_method_never_runs_exits_3_and_says_so():
-    result = simkit("fuzz", "--variant", UNUSED, "--time", "3", "--seed", "1", "--max-steps", "4")
+    result = simkit(
+        "fuzz",
+        "--variant",
+        UNUSED,
+        "--time",
+        "3",
+        "--seed",
+        "1",
+        "--max-steps",
+        "4",
+        "--workers",
+        "1",
+    )
     assert result.exit_code == 3, result.output
     assert NEVER in result.output and "overridden methods ran: none" in result.output
 

@@ -1,14 +1,13 @@
-"""Campaign throughput: honest steps per second on an embedded LocalCluster of 1
-and of 2 worker processes, measured in the same run, and the scaling efficiency
-(steps/s with 2 workers over twice those with 1; 1.0 is perfect scaling).
+"""Campaign throughput: honest steps per second on an embedded LocalCluster of 1, 2,
+... worker processes, up to the cores this machine lets the process use, measured in
+the same run, and the scaling efficiency of each count (steps/s with N workers over N
+times those with 1; 1.0 is perfect scaling).
 
 Each cluster is started and its workers have imported simkit before the clock
 starts; the campaign's seconds are wall time from its first chunk to its last.
 """
 
 from simkit.bench import BenchRow
-
-WORKERS = (1, 2)
 
 
 def campaign_for(workers: int, seconds: float) -> dict:
@@ -26,9 +25,11 @@ def campaign_for(workers: int, seconds: float) -> dict:
 
 
 def run(quick: bool = False) -> list[BenchRow]:
+    from simkit.campaign.cluster import cores
+
     seconds = 20.0 if quick else 60.0
     rows, rates = [], {}
-    for workers in WORKERS:
+    for workers in range(1, max(cores(), 1) + 1):
         result = campaign_for(workers, seconds)
         rates[workers] = result["steps"] / result["seconds"]
         note = (
@@ -38,7 +39,9 @@ def run(quick: bool = False) -> list[BenchRow]:
         rows.append(
             BenchRow("campaign", f"honest steps/s, {workers} worker(s)", rates[workers], "/s", note)
         )
-    efficiency = rates[2] / (2 * rates[1])
-    note = "steps/s with 2 workers / (2 x steps/s with 1); noisy on a shared machine"
-    rows.append(BenchRow("campaign", "scaling efficiency, 2 workers", efficiency, "x", note))
+    note = "steps/s with N workers / (N x steps/s with 1); noisy on a shared machine"
+    for workers in sorted(rates)[1:]:
+        efficiency = rates[workers] / (workers * rates[1])
+        name = f"scaling efficiency, {workers} workers"
+        rows.append(BenchRow("campaign", name, efficiency, "x", note))
     return rows

@@ -24,6 +24,7 @@ from simkit.bench import BenchRow, isolated
 
 BASELINE = "685eb33"
 ROUNDS = 3  # the baseline and this code take turns, each a third of its time per round
+BEFORE = "8f3f9d3"  # the code before issue 37: today's machines, the same seeds
 
 
 def fuzz_for(
@@ -39,6 +40,28 @@ def fuzz_for(
     result = fuzz(
         HONEST, seconds=seconds, seed=seed, max_steps=25, shrink=False, classic=classic,
         examples=examples, device_model=device_model,
+    )  # fmt: skip
+    return {"examples": result.examples, "steps": result.steps, "seconds": result.seconds}
+
+
+MIX = (
+    "from simkit.sim.versions import newer_client, previous_release; "
+    "mix = (previous_release, newer_client)"
+)
+"""The default mix's neighbouring versions (``simkit fuzz`` of the protocol as specified
+runs every third chunk as a release of them), as the baseline commit's process imports
+them (``default_mix_for`` does the same here)."""
+
+
+def default_mix_for(seconds: float, seed: int, examples: int) -> dict:
+    """``simkit fuzz``'s default mix in one process: ``examples`` examples of ``seed``."""
+    from simkit.fuzz.runner import fuzz
+    from simkit.sim.variant import HONEST
+    from simkit.sim.versions import newer_client, previous_release
+
+    result = fuzz(
+        HONEST, seconds=seconds, seed=seed, max_steps=25, shrink=False, examples=examples,
+        neighbours=(previous_release, newer_client),
     )  # fmt: skip
     return {"examples": result.examples, "steps": result.steps, "seconds": result.seconds}
 
@@ -59,10 +82,10 @@ def model_cost(examples: int) -> tuple[dict, dict]:
     return with_model, without
 
 
-def _extract(tmp: str) -> bool:
+def _extract(tmp: str, commit: str = BASELINE) -> bool:
     repo = Path(simkit.__file__).resolve().parents[1]
     archive = subprocess.run(
-        ["git", "-C", str(repo), "archive", BASELINE], capture_output=True, check=False
+        ["git", "-C", str(repo), "archive", commit], capture_output=True, check=False
     )
     if archive.returncode != 0:
         return False
@@ -70,11 +93,13 @@ def _extract(tmp: str) -> bool:
     return True
 
 
-def _baseline_in(tmp: str, seconds: float, seed: int) -> dict | None:
-    """The extracted commit's fuzz throughput on its own machines (its own API)."""
+def _baseline_in(tmp: str, seconds: float, seed: int, budget: str = "database=None") -> dict | None:
+    """The extracted commit's fuzz throughput on its own machines (its own API);
+    ``budget``: the extra arguments its ``fuzz`` takes."""
     code = (
         "import json; from simkit.fuzz.runner import fuzz; from simkit.sim.variant import HONEST; "
-        f"r = fuzz(HONEST, seconds={seconds!r}, seed={seed}, max_steps=25, database=None, "
+        f"{MIX}; "
+        f"r = fuzz(HONEST, seconds={seconds!r}, seed={seed}, max_steps=25, {budget}, "
         "shrink=False); "
         "print(json.dumps({'examples': r.examples, 'steps': r.steps, 'seconds': r.seconds}))"
     )
@@ -104,6 +129,25 @@ def side_by_side(seconds: float) -> tuple[dict | None, dict]:
                     got = _baseline_in(tmp, seconds / ROUNDS, r + 1)
                     baseline = None if got is None else _sum(baseline, got)
     return baseline, classic
+
+
+def before_and_after(examples: int, seeds: int = ROUNDS) -> tuple[dict | None, dict]:
+    """Commit ``BEFORE`` and this code on today's default mix (the honest protocol, its
+    every third chunk a release), ``examples`` examples per seed, seeds 1 to ``seeds``,
+    fresh processes taking turns (which side goes first alternates): examples, steps and
+    seconds summed per side. The same seeds, though not quite the same examples: each
+    commit's own constants are in Hypothesis's pool."""
+    with tempfile.TemporaryDirectory(prefix="simkit-before-") as tmp:
+        before: dict | None = {} if _extract(tmp, BEFORE) else None
+        after: dict = {}
+        for seed in range(1, seeds + 1):
+            for side in ("before", "after") if seed % 2 else ("after", "before"):
+                if side == "after":
+                    after = _sum(after, isolated(default_mix_for, 3600.0, seed, examples)[0])
+                elif before is not None:
+                    got = _baseline_in(tmp, 3600.0, seed, f"examples={examples}, neighbours=mix")
+                    before = None if got is None else _sum(before, got)
+    return before, after
 
 
 def _sum(total: dict, run: dict) -> dict:

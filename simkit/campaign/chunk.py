@@ -58,6 +58,8 @@ class Chunk:
     stop: str | None = None  # the Dask Event whose setting stops the chunk early
     release: tuple[str, ...] = attrs.field(default=(), converter=tuple)  # rollout, mix
     base: str | None = None  # a release's old version ("module:name" or a built-in)
+    shrink: bool = True  # False: send the failing run back unshrunk (``simkit fuzz``)
+    steer: bool = True  # toward where the change departs (docs/variants.md)
 
     @property
     def target(self) -> str:
@@ -102,7 +104,7 @@ def fuzz_chunk(chunk: Chunk, progress=lambda result: None) -> dict:
         examples=chunk.examples, shrink_seconds=chunk.shrink_seconds,
         shrink_attempts=chunk.shrink_attempts, variant_ref=chunk.variant, progress=progress,
         release=frozenset(chunk.release), base=chunk.base and load_variant(chunk.base),
-        base_ref=chunk.base,
+        base_ref=chunk.base, shrink=chunk.shrink, steer=chunk.steer,
     )  # fmt: skip
     return outcome(chunk, result)
 
@@ -131,8 +133,10 @@ def outcome(chunk: Chunk, result: FuzzResult) -> dict:
         "shrinking": result.shrinking,
         "failure": result.failure,
         "reproducer": repro and repro.to_json(),
+        "error": result.error,
         "coverage": dict(sorted(result.coverage.counts.items())),
         "exercise": result.exercise.to_json(),
+        "costs": result.costs.state(),
     }
 
 

@@ -53,6 +53,8 @@ class Plan:
     # every third chunk: a release instead, in turn from the first version to this one
     # and from this one to the second
     neighbours: tuple[str, str] | None = None
+    shrink: bool = True  # False: chunks send their failing run back unshrunk
+    steer: bool = True  # chunks steer toward their change (docs/variants.md)
 
     def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
         """Chunk ``index``, or None when the campaign has no more."""
@@ -62,7 +64,7 @@ class Plan:
             "index": index, "seed": chunk_seed(self.seed, index), "max_steps": self.max_steps,
             "shrink_seconds": self.shrink_seconds, "shrink_attempts": self.shrink_attempts,
             "examples": self.chunk_examples, "stop": stop, "release": self.release,
-            "base": self.base,
+            "base": self.base, "shrink": self.shrink, "steer": self.steer,
         }  # fmt: skip
         variants = [m for m in self.mutants if isinstance(m, str)] + [v for v in self.variants if v]
         common["preload"] = tuple(variants)

@@ -99,7 +99,9 @@ def verdict(campaign: Campaign) -> str:
 
 
 def _targets(campaign: Campaign) -> list[dict]:
-    """Per target: the work done and what it found."""
+    """Per target: the work done, what it found and how often its change ran (a change
+    asked for by ``--variant``: a neighbouring version of a release is no verdict's)."""
+    asked = {v for v in campaign.plan.variants if v is not None}
     rows: dict[str, dict] = {}
     for o in campaign.outcomes:
         row = rows.setdefault(
@@ -111,7 +113,8 @@ def _targets(campaign: Campaign) -> list[dict]:
     for row in rows.values():
         row["findings"] = sum(f.key.target == row["target"] for f in campaign.findings)
         exercise = campaign.exercise.get(row["target"])
-        row["exercised"] = None if exercise is None or not exercise.changed else exercise.exercised
+        judged = exercise is not None and exercise.changed and row["target"] in asked
+        row["exercised"] = exercise.exercised if judged else None
         row["change"] = [] if exercise is None else exercise.lines()
     return sorted(rows.values(), key=lambda r: r["target"])
 

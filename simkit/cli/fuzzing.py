@@ -20,6 +20,12 @@ from simkit.cli.terminal import Status, echo_lines
     zero_ok=True,
 )
 @options.fresh_seed("Seed of the fuzz session.")
+@options.count(
+    "--workers",
+    minimum=1,
+    help="Worker processes to search on [default: the cores this process may use]; 1 runs "
+    'the search in this process (docs/fuzzing.md, "On every core").',
+)
 @options.max_steps("Steps per example.")
 @options.variant(
     "Fuzz a protocol variant (docs/variants.md) instead of the honest stack; "
@@ -43,6 +49,7 @@ def fuzz(
     seconds: float,
     shrink_seconds: float | None,
     seed: int,
+    workers: int | None,
     max_steps: int,
     variant_ref: str | None,
     rollout: bool,
@@ -60,9 +67,9 @@ def fuzz(
     stops with the best reproducer so far. Otherwise print examples run, steps per
     second and the invariants checked.
     """
-    import os
     from pathlib import Path
 
+    from simkit.campaign.cluster import cores
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.fuzz.text import found_line, no_violation_lines, progress_line, violation_lines
     from simkit.sim.variant import HONEST, load_variant, ref_resolved_from
@@ -82,7 +89,9 @@ def fuzz(
     what = f"{variant.name} ({variant.description})"
     if release:
         what = f"a release ({' and '.join(sorted(release))}) from {base.name} to {what}"
-    click.echo(f"fuzzing {what} for {budget}, seed {seed}")
+    workers = workers or cores()
+    on = f"{workers} workers" if workers > 1 else "1 worker (this process)"
+    click.echo(f"fuzzing {what} for {budget}, seed {seed}, on {on}")
     if neighbours is not None:
         click.echo(
             f"every third chunk: a release, from {neighbours[0].name} to it or from it to "
@@ -95,13 +104,23 @@ def fuzz(
             status.announced = True
             status.line(found_line(result, path, shrinking=shrink_seconds != 0))
 
-    result = run_fuzz(
-        variant, seconds=seconds, shrink_seconds=shrink_seconds or None,
-        shrink=shrink_seconds != 0, seed=seed, max_steps=max_steps, variant_ref=variant_ref,
-        out=path, progress=lambda result: status.show(progress_line(result)), written=written,
-        shrink_workers=os.cpu_count() or 1, release=release, base=base, neighbours=neighbours,
-        base_ref=base_ref and ref_resolved_from(base_ref, Path.cwd()), steer=steer,
-    )  # fmt: skip
+    common = {
+        "seconds": seconds, "shrink_seconds": shrink_seconds or None,
+        "shrink": shrink_seconds != 0, "seed": seed, "max_steps": max_steps, "out": path,
+        "progress": lambda result: status.show(progress_line(result)), "written": written,
+        "release": release, "base_ref": base_ref and ref_resolved_from(base_ref, Path.cwd()),
+    }  # fmt: skip
+    if workers > 1:
+        from simkit.campaign.parallel import fuzz_on_cores
+
+        ref = variant_ref and ref_resolved_from(variant_ref, Path.cwd())
+        names = neighbours and (neighbours[0].name, neighbours[1].name)
+        result = fuzz_on_cores(workers, variant_ref=ref, neighbours=names, steer=steer, **common)
+    else:
+        result = run_fuzz(
+            variant, variant_ref=variant_ref, shrink_workers=workers, base=base,
+            neighbours=neighbours, steer=steer, **common,
+        )  # fmt: skip
     status.end()
     if json_path:
         Path(json_path).write_text(json.dumps(result.to_json(path), indent=2) + "\n")

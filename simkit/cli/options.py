@@ -166,3 +166,13 @@ def json(help: str):
 def report(help: str):
     """``--report DIR``, read as ``report_dir``: where a rendered report goes."""
     return folder("--report", "report_dir", help=help)
+
+
+jobs = click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes to run scenarios on [default: the cores this process may use]; the "
+    "output is the same whatever their number.",
+)
+"""``--jobs N``: scenarios in parallel (``simkit run``, ``simkit compare``)."""

@@ -44,6 +44,7 @@ from simkit.cli.terminal import Status
 )
 @options.report("Write compare.md, compare.html, compare.json and any finding here (required).")
 @options.json("Also write the comparison's JSON here.")
+@options.jobs
 def compare(
     paths: tuple[str, ...],
     variant_ref: str | None,
@@ -54,6 +55,7 @@ def compare(
     rollout: bool,
     report_dir: str | None,
     json_path: str | None,
+    jobs: int | None,
 ) -> None:
     """Run the scenario library (or the scenarios or folders given) under the base and
     under the change with the same seeds, then fuzz each for --time seconds, and write
@@ -65,6 +67,7 @@ def compare(
     --max-cost-growth, 2 on bad input, 3 when the change never made a difference in
     any run (no verdict; docs/reviewing.md).
     """
+    from simkit.campaign.cluster import cores
     from simkit.report.compare import Side, compare, write_comparison
     from simkit.scenario.load import load_library
     from simkit.sim.variant import HONEST, load_variant
@@ -85,7 +88,7 @@ def compare(
     status = Status()
     result = compare(
         scenarios, base, change, seconds=seconds, seed=seed, max_cost_growth=max_cost_growth,
-        rollout=rollout, progress=status.show,
+        rollout=rollout, progress=status.show, jobs=jobs or cores(),
     )  # fmt: skip
     status.end()
     page = write_comparison(result, report_dir, json_path)

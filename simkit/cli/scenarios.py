@@ -36,42 +36,36 @@ def list_scenarios(path: str | None) -> None:
 @options.seed("Run with this seed instead of the file's.", default=None)
 @options.report("Write each scenario's report into DIR/<scenario>/.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document instead of a table.")
-def run(path: str | None, seed: int | None, report_dir: str | None, as_json: bool) -> None:
+@options.jobs
+def run(
+    path: str | None, seed: int | None, report_dir: str | None, as_json: bool, jobs: int | None
+) -> None:
     """Run one scenario or a folder of them; exit 0 when every expectation and every
     checked invariant holds.
 
     PATH defaults to ./scenarios if it exists, else the library that ships with simkit.
     An invariant that does not apply to a scenario (or that its file does not list) is
-    reported as not checked, never as a pass.
+    reported as not checked, never as a pass. Scenarios run on --jobs processes; what is
+    printed and written is the same whatever their number.
     """
-    from pathlib import Path
-
+    from simkit.campaign.cluster import cores
+    from simkit.report.batch import in_order, scenario_outcome
     from simkit.scenario.load import load_library
-    from simkit.scenario.run import run_scenario
     from simkit.scenario.text import table
 
     scenarios = load_library(path)
-    if seed is not None:
-        scenarios = [s.with_seed(seed) for s in scenarios]
+    runs = [(str(s.path), seed, report_dir) for s in scenarios]
+    outcomes = in_order(scenario_outcome, runs, jobs or cores())
     results = []
     status = Status()
     for index, scenario in enumerate(scenarios):
         status.show(f"scenario {index + 1}/{len(scenarios)}: {scenario.name}")
-        rerun_with(
-            shlex.join(["simkit", "run", str(scenario.path), "--seed", str(scenario.spec.seed)])
-        )
-        out = Path(report_dir) / scenario.name if report_dir else None
-        if out is not None:  # the trace streams to the report folder as it is written
-            out.mkdir(parents=True, exist_ok=True)
-        result = run_scenario(scenario, trace_path=out and out / "trace.jsonl")
-        results.append(result)
-        if out is not None:
-            from simkit.report import render_report
-
-            render_report(out / "trace.jsonl", result.summary(), out)
+        used = seed if seed is not None else scenario.spec.seed
+        rerun_with(shlex.join(["simkit", "run", str(scenario.path), "--seed", str(used)]))
+        results.append(next(outcomes))
     status.end()
     if as_json:
-        click.echo(json.dumps([r.summary() for r in results], indent=2))
+        click.echo(json.dumps([r.summary for r in results], indent=2))
     else:
         echo_lines(table(results))
     if not all(r.passed for r in results):

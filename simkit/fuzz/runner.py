@@ -82,6 +82,7 @@ class FuzzResult:
     interrupted: bool = False  # Ctrl-C stopped the run
     reproducer: Reproducer | None = None  # the best failing run so far (fewest steps)
     failure: str | None = None  # what broke in it
+    error: str | None = None  # the exception's type, when it crashed instead
     coverage: Coverage = attrs.Factory(Coverage)  # behaviours reached, over every example
     exercise: Exercise = attrs.Factory(Exercise)  # how often the change ran (departures, calls)
     costs: Costs = attrs.Factory(Costs)  # what every example cost, added up
@@ -163,6 +164,7 @@ def fuzz(
         result.release, result.base = tuple(sorted(release)), base.name
     steering = Steering() if steer and variant != HONEST else None
     session = _Session(result, budget, variant_ref, out, progress, written, steering)
+    session.variant = variant
     phases = [Phase.explicit, Phase.reuse, Phase.generate]  # shrinking is simkit's own
     old = base or HONEST
     machines = [
@@ -206,6 +208,30 @@ def fuzz(
     return result
 
 
+def shrink_found(
+    result: FuzzResult,
+    target: Target,
+    *,
+    start: float,
+    budget: Budget,
+    workers: int,
+    out: str | Path | None = None,
+    progress: Callable[[FuzzResult], None] = lambda result: None,
+    written: Callable[[FuzzResult], None] = lambda result: None,
+) -> None:
+    """Shrink a failing run another process found (``result.reproducer``: a campaign's
+    chunk, for ``simkit fuzz`` on every core) as ``fuzz`` shrinks its own: within
+    ``budget`` from ``start``, on ``workers`` processes (0: not at all), writing each
+    shorter run to ``out``."""
+    session = _Session(result, budget, None, out, progress, written, None)
+    session.start, session.target = start, target
+    with deferred_ctrl_c(session.ctrl_c):
+        if not result.interrupted:
+            session.shrink(workers)
+        session.hashed()
+    result.seconds = wall_clock() - start
+
+
 def _chunk_runner(machine: type[WorldMachine], session: "_Session", max_steps: int, phases):
     """Run chunks of ``machine``'s examples, each under its seed, checking the budget
     before each example (and each step: an example still running when the budget ends
@@ -233,10 +259,11 @@ class _Session:
 
     def __init__(self, result, budget, variant_ref, out, progress, written, steering) -> None:
         self.result, self.budget, self.steering = result, budget, steering
+        self.variant: Variant | None = None  # the run's (whose change ``exercise`` counts)
         self.variant_ref, self.out = variant_ref, out
         self.progress, self.written = progress, written
         self.start = wall_clock()
-        self.error: BaseException | None = None  # what broke the first failing run
+        self.target: Target | None = None  # how the first failing run failed
         self._shrink_steps = 0
         self.ctrl_c = CtrlC()
         self.ran: set[bool] = set()  # machine.honest of the machines that ran an example
@@ -260,8 +287,10 @@ class _Session:
                 ran = last.world.exercise()
                 self.result.coverage.merge(last.world.coverage)
                 self.result.costs.merge(last.world.cost())
-                self.result.exercise.merge(ran)
-                if self.steering is not None and not replaying_final():
+                final = replaying_final()  # Hypothesis runs the failing example again
+                if last.world.variant is self.variant and not final:  # not a neighbour's
+                    self.result.exercise.merge(ran)
+                if self.steering is not None and not final:
                     name = type(last).__name__
                     self.steering.learn(name, last.params, last.steps, last.first_departure, ran)
 
@@ -293,7 +322,7 @@ class _Session:
             return
         deadline = self.budget.shrink_deadline(self.start, self.start + result.found_after)
         shrinker = Shrinker(
-            result.reproducer, Target.of(result.reproducer, self.error),
+            result.reproducer, self.target,
             deadline=deadline, attempts=self.budget.shrink_attempts, workers=workers,
             better=self.better, tried=self.tried,
         )  # fmt: skip
@@ -348,11 +377,12 @@ class _Session:
         result.found_after = wall_clock() - self.start
         result.first_steps = len(machine.steps) if machine else 0
         first = _first_failure(exc)
-        self.error = first
         violations = first.violations if isinstance(first, InvariantViolation) else ()
         result.failure = str(first) if violations else describe(first)
+        result.error = None if violations else type(first).__name__
         if machine is None or machine.params is None:
             return  # it broke before its world existed: nothing to replay
+        self.target = Target(violations[0].invariant) if violations else Target(None, result.error)
         result.reproducer = Reproducer(
             machine="honest" if honest else "adversary",
             params=machine.params,

@@ -16,15 +16,16 @@ from pathlib import Path
 import attrs
 
 from simkit.fuzz.runner import FuzzResult, fuzz
+from simkit.report.batch import in_order
 from simkit.report.data import describe, label
 from simkit.report.html import page_start, table
 from simkit.report.markdown import table as md_table
 from simkit.report.tables import Table
-from simkit.scenario.load import Scenario
+from simkit.scenario.load import Scenario, load_scenario
 from simkit.scenario.run import ScenarioResult, run_scenario
 from simkit.sim.behaviours import NAMES
 from simkit.sim.exercise import Exercise
-from simkit.sim.variant import Variant
+from simkit.sim.variant import Variant, load_variant
 
 EXCERPT = 3  # trace events shown before and after the first difference
 WRAP = "white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; margin: 0"
@@ -187,28 +188,49 @@ def compare(
     max_cost_growth: float = MAX_COST_GROWTH,
     rollout: bool = False,
     progress: Callable[[str], None] = lambda line: None,
+    jobs: int = 1,
 ) -> Comparison:
-    """Each scenario under both versions (each run's trace kept in memory), then
-    ``seconds`` of seeded fuzzing on each (0: none); ``rollout``: the change's fuzzing
-    is a release from the base (docs/releases.md)."""
+    """Each scenario under both versions (each run's trace kept in memory while the
+    pair is compared), then ``seconds`` of seeded fuzzing on each (0: none);
+    ``rollout``: the change's fuzzing is a release from the base (docs/releases.md).
+    ``jobs``: processes to run the pairs (and the two fuzz runs) on; the comparison is
+    the same whatever their number."""
     result = Comparison(base, change, max_cost_growth=max_cost_growth, seed=seed)
+    pairs = in_order(pair_of, [(str(s.path), s.spec.seed, base.ref, change.ref)
+                               for s in scenarios], jobs)  # fmt: skip
     for index, scenario in enumerate(scenarios):
         progress(f"scenario {index + 1}/{len(scenarios)}: {scenario.name}")
-        runs = [run_scenario(_as(scenario, side)) for side in (base, change)]
-        summaries = [r.summary() for r in runs]
-        result.pairs.append(Pair(scenario.name, *summaries, divergence=_divergence(*runs)))
-    for name, side in (("base", base), ("change", change)):
-        if seconds > 0:
-            release = frozenset({"rollout"}) if rollout and side is change else frozenset()
-            progress(f"fuzzing the {name} ({side.variant.name}) for {seconds:g} s")
-            result.fuzz[name] = fuzz(
-                side.variant, seconds=seconds, seed=seed, max_steps=25, variant_ref=side.ref,
-                shrink_seconds=max(seconds / 2, 5.0), release=release, base=base.variant,
-                base_ref=base.ref,
-            )  # fmt: skip
-        else:
-            result.fuzz[name] = None
+        result.pairs.append(next(pairs))
+    if seconds > 0:
+        progress(f"fuzzing each version for {seconds:g} s")
+        runs = [(name, side.ref, base.ref, seconds, seed, rollout and side is change)
+                for name, side in (("base", base), ("change", change))]  # fmt: skip
+        result.fuzz = dict(zip(("base", "change"), in_order(fuzz_side, runs, jobs), strict=True))
+    else:
+        result.fuzz = {"base": None, "change": None}
     return result
+
+
+def pair_of(job: tuple[str, int, str, str]) -> Pair:
+    """One scenario (its file and seed) under the base and under the change (each
+    given by reference): both summaries and where the two traces first differ."""
+    path, seed, base_ref, change_ref = job
+    scenario = load_scenario(path).with_seed(seed)
+    runs = [
+        run_scenario(_as(scenario, Side(load_variant(ref), ref))) for ref in (base_ref, change_ref)
+    ]
+    return Pair(scenario.name, *(r.summary() for r in runs), divergence=_divergence(*runs))
+
+
+def fuzz_side(job: tuple[str, str, str, float, int, bool]) -> FuzzResult:
+    """One version fuzzed for the comparison, in one process with the comparison's seed
+    (``release``: rolled out from the base)."""
+    _, ref, base_ref, seconds, seed, release = job
+    return fuzz(
+        load_variant(ref), seconds=seconds, seed=seed, max_steps=25, variant_ref=ref,
+        shrink_seconds=max(seconds / 2, 5.0), release=frozenset({"rollout"}) if release else
+        frozenset(), base=load_variant(base_ref), base_ref=base_ref,
+    )  # fmt: skip
 
 
 def _as(scenario: Scenario, side: Side) -> Scenario:

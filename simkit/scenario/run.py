@@ -17,6 +17,21 @@ class ExpectationCheck:
 
 
 @attrs.frozen
+class ScenarioOutcome:
+    """What a scenario run leaves once its world is gone: its verdict, checks and JSON
+    summary (a run on another process sends this back)."""
+
+    name: str
+    seed: int
+    trace_hash: str
+    expectations: tuple[ExpectationCheck, ...]
+    invariants: tuple[InvariantCheck, ...]
+    passed: bool
+    no_verdict: str | None
+    summary: dict
+
+
+@attrs.frozen
 class ScenarioResult:
     scenario: Scenario
     seed: int
@@ -37,6 +52,12 @@ class ScenarioResult:
         """Why a run that passed says nothing of its change: the change never made a
         difference (docs/variants.md); None otherwise."""
         return self.world.exercise().verdict if self.passed else None
+
+    def outcome(self) -> ScenarioOutcome:
+        return ScenarioOutcome(
+            self.scenario.name, self.seed, self.trace_hash, self.expectations,
+            self.invariants, self.passed, self.no_verdict, self.summary(),
+        )  # fmt: skip
 
     def summary(self) -> dict:
         """The JSON summary (``--json`` and the reports)."""

@@ -3,7 +3,7 @@ lines and print nothing, so the wording lives beside ``ScenarioResult`` and the
 command line only writes it."""
 
 from simkit.scenario.load import Scenario
-from simkit.scenario.run import ScenarioResult
+from simkit.scenario.run import ScenarioOutcome
 
 
 def library_lines(scenarios: list[Scenario]) -> list[str]:
@@ -12,10 +12,10 @@ def library_lines(scenarios: list[Scenario]) -> list[str]:
     return [f"{scenario.name:<{width}}  {scenario.description}" for scenario in scenarios]
 
 
-def table(results: list[ScenarioResult]) -> list[str]:
+def table(results: list[ScenarioOutcome]) -> list[str]:
     """A verdict per scenario, what failed under it and its trace hash, then the
     totals. Invariants that did not run are counted as not checked, never as held."""
-    width = max(len(r.scenario.name) for r in results)
+    width = max(len(r.name) for r in results)
     lines = []
     for result in results:
         failed = [c for c in result.expectations if not c.passed]
@@ -25,7 +25,7 @@ def table(results: list[ScenarioResult]) -> list[str]:
         met = sum(c.passed for c in result.expectations)
         unchecked = len(result.invariants) - len(checked)
         lines.append(
-            f"{verdict}  {result.scenario.name:<{width}}  seed {result.seed}  "
+            f"{verdict}  {result.name:<{width}}  seed {result.seed}  "
             f"{met}/{len(result.expectations)} expectations  "
             f"{len(checked) - len(broken)}/{len(checked)} invariants held"
             + (f", {unchecked} not checked" if unchecked else "")

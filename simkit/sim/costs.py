@@ -87,6 +87,25 @@ class Costs:
         self.converged.extend(other.converged)
         self.tracked += other.tracked
 
+    def state(self) -> dict:
+        """What ``merge`` adds up, as JSON (a campaign chunk sends it back)."""
+        counters = ("sent", "bytes_up", "bytes_down", "route_up", "route_down")
+        return {
+            "requests": [[device, route, n] for (device, route), n in self.requests.items()],
+            **{name: dict(getattr(self, name)) for name in counters},
+            **{name: getattr(self, name) for name in ("pulled", "writes", "checkpoints",
+                                                       "device_seconds", "tracked")},
+            "converged": list(self.converged),
+        }  # fmt: skip
+
+    @classmethod
+    def from_state(cls, data: dict) -> "Costs":
+        costs = cls(**{k: v for k, v in data.items() if k != "requests"})
+        costs.requests = Counter({(d, r): n for d, r, n in data["requests"]})
+        for name in ("sent", "bytes_up", "bytes_down", "route_up", "route_down"):
+            setattr(costs, name, Counter(getattr(costs, name)))
+        return costs
+
     def to_json(self) -> dict:
         """Totals, per route, and per application write and per device-hour (None when
         there was none to divide by)."""

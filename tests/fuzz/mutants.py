@@ -20,11 +20,12 @@ from simkit.fuzz.mutants import Mutant, run_mutated
 
 
 def fuzz_mutant(
-    mutant: Mutant, into: Path, *, seed: int, seconds: float, timeout: float
+    mutant: Mutant, into: Path, *, seed: int, seconds: float, timeout: float, workers: int = 1
 ) -> subprocess.CompletedProcess:
-    """``simkit fuzz --time SECONDS --seed SEED --shrink-time 0`` on a copy of simkit
-    with ``mutant`` applied (reproducer in ``into/repro.json``): the search alone."""
+    """``simkit fuzz --time SECONDS --seed SEED --shrink-time 0 --workers N`` on a copy of
+    simkit with ``mutant`` applied (reproducer in ``into/repro.json``): the search alone."""
     args = ["fuzz", "--time", str(seconds), "--seed", str(seed), "--shrink-time", "0"]
+    args += ["--workers", str(workers)]
     return run_mutated(mutant, into, [*args, "--out", str(into / "repro.json")], timeout)
 
 

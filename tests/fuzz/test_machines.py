@@ -34,7 +34,9 @@ def test_adversary_machine_keeps_the_invariants_that_hold_against_a_malicious_re
 
 
 def test_simkit_fuzz_on_the_honest_stack_exits_0_and_names_the_invariants(tmp_path):
-    result = CliRunner().invoke(main, ["fuzz", "--time", "3", "--seed", "1", "--max-steps", "8"])
+    result = CliRunner().invoke(
+        main, ["fuzz", "--time", "3", "--seed", "1", "--max-steps", "8", "--workers", "1"]
+    )
     assert result.exit_code == 0, result.output
     assert "no violation" in result.output
     assert "no-lost-write" in result.output and "alarm-soundness" in result.output
@@ -46,7 +48,7 @@ def test_simkit_fuzz_catches_a_variant_writes_a_reproducer_and_replay_matches(tm
     result = runner.invoke(
         main,
         ["fuzz", "--variant", "tests.fuzz.variants:max_seq", "--time", "60", "--shrink-time",
-         "3", "--seed", "1", "--max-steps", "12", "--out", str(out)],
+         "3", "--seed", "1", "--max-steps", "12", "--out", str(out), "--workers", "1"],
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "VIOLATION" in result.output and out.exists()

@@ -11,6 +11,7 @@ from simkit.cli import main
 
 def _fuzz(variant: str, out) -> object:
     args = ["fuzz", "--variant", variant, "--time", "60", "--seed", "0", "--max-steps", "8"]
+    args += ["--workers", "1"]
     return CliRunner().invoke(main, [*args, "--out", str(out)])
 
 

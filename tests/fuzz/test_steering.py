@@ -71,7 +71,7 @@ def test_a_steered_run_makes_its_change_depart_in_more_examples_same_seed():
 
 
 def first_line_seed(output: str) -> int:
-    return int(re.match(r"fuzzing .* seed (\d+)\n", output).group(1))
+    return int(re.match(r"fuzzing .* seed (\d+), on ", output).group(1))
 
 
 def test_a_run_without_a_seed_draws_a_fresh_one_prints_it_and_keeps_it(tmp_path):
@@ -81,6 +81,7 @@ def test_a_run_without_a_seed_draws_a_fresh_one_prints_it_and_keeps_it(tmp_path)
         out, data = tmp_path / f"{name}.json", tmp_path / f"{name}-run.json"
         result = CliRunner().invoke(main, [
             "fuzz", "--variant", crash, "--time", "20", "--shrink-time", "0", "--out", str(out),
+            "--workers", "1",
             "--json", str(data),
         ])  # fmt: skip
         assert result.exit_code == 1, result.output
@@ -89,5 +90,7 @@ def test_a_run_without_a_seed_draws_a_fresh_one_prints_it_and_keeps_it(tmp_path)
         assert json.loads(out.read_text())["fuzz_seed"] == seed
         runs.append(seed)
     assert runs[0] != runs[1]
-    again = CliRunner().invoke(main, ["fuzz", "--time", "1", "--seed", "7", "--max-steps", "2"])
+    again = CliRunner().invoke(
+        main, ["fuzz", "--time", "1", "--seed", "7", "--max-steps", "2", "--workers", "1"]
+    )
     assert first_line_seed(again.output) == 7
