@@ -27,6 +27,7 @@ from pathlib import Path
 import attrs
 from hypothesis.errors import HypothesisDeprecationWarning
 
+from simkit.campaign.cluster import LOCAL_STOP, local_stop
 from simkit.fuzz.mutants import Mutant, mutated_copy
 from simkit.fuzz.runner import FuzzResult, fuzz
 from simkit.realtime import wall_clock
@@ -145,6 +146,9 @@ def _stopper(event_name: str | None):
     campaign sets its stop event, asking the scheduler at most once a second."""
     if event_name is None:
         return lambda result: None
+    if event_name == LOCAL_STOP:  # a process of a LocalPool: the event it was handed
+        event = local_stop()
+        return lambda result: _stop_if(event.is_set())
     from distributed import Event
 
     event, asked = Event(event_name), [-STOP_CHECK_S]
@@ -157,6 +161,11 @@ def _stopper(event_name: str | None):
                 raise KeyboardInterrupt
 
     return progress
+
+
+def _stop_if(stopped: bool) -> None:
+    if stopped:
+        raise KeyboardInterrupt
 
 
 def _worker_name() -> str:

@@ -70,3 +70,101 @@ def _without_ctrl_c():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+class DaskCluster:
+    """The campaign driver's view of a Dask cluster (``connect``'s client): where a
+    chunk runs, how the campaign stops its chunks, which failures lose a chunk."""
+
+    local = False
+
+    def __init__(self, client) -> None:
+        from distributed import KilledWorker
+
+        self.client, self.address = client, str(client.scheduler.address)
+        self.lost: tuple[type[BaseException], ...] = (KilledWorker,)
+
+    def workers(self) -> dict[str, int]:
+        return dict(sorted(self.client.nthreads().items()))
+
+    def submit(self, fn, *args):
+        return self.client.submit(fn, *args, pure=False)
+
+    def stop_event(self, name: str):
+        """A Dask ``Event`` every chunk polls (``simkit.campaign.chunk``)."""
+        from distributed import Event
+
+        return Event(name, client=self.client)
+
+    def wait_any(self, futures, timeout: float) -> None:
+        from distributed import wait
+
+        with contextlib.suppress(TimeoutError):
+            wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
+
+
+class LocalPool:
+    """Worker processes forked from this one, for ``simkit fuzz`` on every core: no
+    scheduler to start and nothing to import again (a LocalCluster's workers take about
+    a second to be ready, as long as many mutants take to be found; docs/performance.md,
+    round 9). The campaign driver runs on it as on a Dask cluster."""
+
+    local = True
+
+    def __init__(self, workers: int) -> None:
+        import concurrent.futures
+        import multiprocessing
+
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        self._stop = context.Event()
+        self._workers = workers
+        self.address = f"{workers} local processes"
+        self.lost: tuple[type[BaseException], ...] = (concurrent.futures.BrokenExecutor,)
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_local_worker, initargs=(self._stop,)
+        )
+
+    def workers(self) -> dict[str, int]:
+        return {f"process {i}": 1 for i in range(self._workers)}
+
+    def submit(self, fn, *args):
+        return self.pool.submit(fn, *args)
+
+    def stop_event(self, name: str):
+        """The one event every process of the pool was handed (its name is not needed)."""
+        return self._stop
+
+    def wait_any(self, futures, timeout: float) -> None:
+        import concurrent.futures
+
+        concurrent.futures.wait(list(futures), timeout, concurrent.futures.FIRST_COMPLETED)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+LOCAL_STOP = "local"  # a chunk's ``stop`` on a ``LocalPool``: the event its process holds
+_local_stop = None  # that event, in a ``LocalPool`` process
+
+
+def _local_worker(stop) -> None:
+    """A ``LocalPool`` process starts: Ctrl-C is the driver's to handle (it stops the
+    chunks at their next example), and the stop event is kept for ``local_stop``."""
+    global _local_stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _local_stop = stop
+
+
+def local_stop():
+    """The stop event of the ``LocalPool`` this process belongs to (None: none)."""
+    return _local_stop
+
+
+@contextlib.contextmanager
+def local_pool(workers: int) -> Iterator[LocalPool]:
+    pool = LocalPool(workers)
+    try:
+        yield pool
+    finally:
+        pool.close()

@@ -10,7 +10,6 @@ reported lost, as is a mutant chunk whose process died. Known findings
 (``simkit.fuzz.corpus``) are replayed first.
 """
 
-import contextlib
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import attrs
 
 from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, ChunkProcessDied, chunk_seed, run_chunk
+from simkit.campaign.cluster import LOCAL_STOP, DaskCluster, LocalPool
 from simkit.campaign.findings import Finding, Findings, key_of
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.fuzz import corpus
@@ -131,14 +131,14 @@ def run_campaign(
     progress: Callable[[Campaign], None] = lambda campaign: None,
     found: Callable[[Campaign, Finding], None] = lambda campaign, finding: None,
 ) -> Campaign:
-    """Run ``plan`` on the cluster of ``client``. ``progress`` is called about twice
-    a second, ``found`` with each new finding (its reproducer already written to the
-    corpus, when the plan has one)."""
-    from distributed import Event
-
+    """Run ``plan`` on the cluster of ``client`` (a Dask client, or a ``LocalPool``).
+    ``progress`` is called about twice a second, ``found`` with each new finding (its
+    reproducer already written to the corpus, when the plan has one)."""
+    cluster = client if isinstance(client, LocalPool | DaskCluster) else DaskCluster(client)
     start = wall_clock()
-    campaign = Campaign(plan, str(client.scheduler.address))
-    stop = Event(f"simkit-campaign-stop-{client.id}-{next(_NUMBERS)}", client=client)
+    campaign = Campaign(plan, cluster.address)
+    name = LOCAL_STOP if cluster.local else f"simkit-campaign-stop-{id(cluster)}-{next(_NUMBERS)}"
+    stop = cluster.stop_event(name)
 
     def now() -> float:
         return wall_clock() - start
@@ -163,29 +163,29 @@ def run_campaign(
     try:
         with deferred_ctrl_c(CtrlC()) as ctrl_c:
             while True:
-                _refresh_workers(campaign, client)
+                _refresh_workers(campaign, cluster)
                 slots = max(1, sum(campaign.workers.values()))
                 while not campaign.stopped and len(pending) < slots:
-                    chunk = plan.chunk(index, plan.seconds - now(), stop.name)
+                    chunk = plan.chunk(index, plan.seconds - now(), name)
                     if chunk is None:
                         break
-                    pending[client.submit(run_chunk, chunk, pure=False)] = chunk
+                    pending[cluster.submit(run_chunk, chunk)] = chunk
                     index += 1
                 if not pending:
                     break
-                _wait_any(pending)
+                cluster.wait_any(pending, TICK_S)
                 if ctrl_c.pressed:  # raised here, not inside a Dask call (simkit.ctrl_c)
                     raise KeyboardInterrupt
                 for future in [f for f in pending if f.done()]:
                     chunk = pending.pop(future)
-                    _collect(campaign, chunk, future, now(), record)
+                    _collect(campaign, chunk, future, now(), record, cluster.lost)
                 campaign.running, campaign.seconds = len(pending), now()
                 progress(campaign)
     except KeyboardInterrupt:
         campaign.interrupted, campaign.stopped = True, "Ctrl-C"
         stop.set()
         for future, chunk in pending.items():
-            _collect(campaign, chunk, future, now(), record, wait=True)
+            _collect(campaign, chunk, future, now(), record, cluster.lost, wait=True)
     finally:
         stop.set()  # chunks still running (after an error) stop at their next example
         for future in pending:
@@ -212,16 +212,9 @@ def _known(plan: Plan) -> list[dict]:
     return out
 
 
-def _refresh_workers(campaign: Campaign, client) -> None:
-    campaign.workers = dict(sorted(client.nthreads().items()))
+def _refresh_workers(campaign: Campaign, cluster) -> None:
+    campaign.workers = cluster.workers()
     campaign.seen += [w for w in campaign.workers if w not in campaign.seen]
-
-
-def _wait_any(pending: dict) -> None:
-    from distributed import wait
-
-    with contextlib.suppress(TimeoutError):
-        wait(list(pending), timeout=TICK_S, return_when="FIRST_COMPLETED")
 
 
 def fails_honestly(reproducer: dict) -> bool:
@@ -232,13 +225,12 @@ def fails_honestly(reproducer: dict) -> bool:
     return bool(replay(repro).violations)
 
 
-def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, wait=False) -> None:
-    """Take in one finished chunk's outcome: counts, behaviours, any failure."""
-    from distributed import KilledWorker
-
+def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, lost, wait=False):
+    """Take in one finished chunk's outcome: counts, behaviours, any failure (``lost``:
+    the errors that say its worker died)."""
     try:
         outcome = future.result() if wait or future.done() else None
-    except (KilledWorker, ChunkProcessDied) as exc:
+    except (*lost, ChunkProcessDied) as exc:
         campaign.lost.append({"index": chunk.index, "target": chunk.target, "why": str(exc)})
         return
     if outcome is None:

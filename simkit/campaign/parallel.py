@@ -2,8 +2,9 @@
 
 A fuzz run with more than one worker is a campaign of one target that stops at its
 first finding (docs/fuzzing.md, "On every core"): its chunks, seeded from the run's
-seed as a campaign's are, run on an embedded LocalCluster, one worker process per core;
-the first chunk to fail sends its run back unshrunk and stops the others; the cluster
+seed as a campaign's are, run by the campaign's driver on worker processes forked from
+this one (``LocalPool``: ready at once, where a LocalCluster's workers take a second);
+the first chunk to fail sends its run back unshrunk and stops the others; the pool
 closes, and the run is shrunk here on every core, as a run of one worker shrinks its
 own. What the command prints and writes is ``FuzzResult``, whichever way it ran.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import attrs
 
-from simkit.campaign.cluster import connect
+from simkit.campaign.cluster import local_pool
 from simkit.campaign.driver import Campaign, Plan, run_campaign
 from simkit.campaign.findings import Finding
 from simkit.fuzz.reproducer import Reproducer
@@ -81,8 +82,8 @@ def fuzz_on_cores(
             repro.write(out)
             written(result)
 
-    with connect(workers) as client:
-        campaign = run_campaign(plan, client, running, found)
+    with local_pool(workers) as pool:
+        campaign = run_campaign(plan, pool, running, found)
     _count(result, campaign)
     result.interrupted = campaign.interrupted and result.failure is None
     result.invariants = sorted({name for o in campaign.outcomes for name in o["invariants"]})

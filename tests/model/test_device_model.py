@@ -302,3 +302,15 @@ def test_log_status_ok_goes_back_to_unverified_when_the_relay_cannot_be_reached(
     m.lost("t", keys, 22.0)  # given up: the run moves on, the status still ok
     m.sent("t", request("GET", "/graphs/u/keys"), 23.0)
     assert rules(m) == ["Log verification status"]
+
+
+def test_a_commit_that_changed_any_noun_is_a_change_and_one_that_changed_none_is_not():
+    """``Changes`` is falsy only when every part is empty (a commit that changed nothing
+    ends at once): each part on its own makes it a change."""
+    import attrs
+
+    from simkit.model.device.views import Changes
+
+    assert not Changes()
+    for field in attrs.fields(Changes):
+        assert Changes(**{field.name: {"x": None}}), field.name

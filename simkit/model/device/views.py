@@ -67,7 +67,11 @@ class Changes:
     logs: dict[str, LogView | None] = attrs.Factory(dict)
 
     def __bool__(self) -> bool:
-        return any(attrs.astuple(self, recurse=False))
+        # every commit asks: plain attribute reads, not attrs.astuple's copy
+        return bool(
+            self.held or self.queued or self.refused or self.cursors or self.keyrings
+            or self.relay_epochs or self.pins or self.logs
+        )  # fmt: skip
 
 
 @attrs.frozen
