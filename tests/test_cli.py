@@ -183,6 +183,14 @@ def _broken(**change) -> str:
         (_broken(step={"rule": "revok"}), "step 0: unknown rule 'revok'; did you mean 'revoke'?"),
         (_broken(step={"colour": "red"}), "step 0 (write): unknown field 'colour'"),
         (_broken(step={"device": "z9"}), "step 0 (write): device 'z9' does not exist then"),
+        (
+            _broken(steps=[{"rule": "leave", "member": "zed"}]),
+            "step 0 (leave): member 'zed' does not exist then",
+        ),
+        (
+            _broken(steps=[{"rule": "link", "member": "zed", "device": "z6"}]),
+            "step 0 (link): member 'zed' does not exist then",
+        ),
         (_broken(step={"graph": "g:nowhere"}), "field 'graph' must be one of"),
     ],
 )
@@ -192,6 +200,15 @@ def test_a_broken_reproducer_exits_2(tmp_path, content, says):
     result = simkit("replay", path)
     assert result.exit_code == 2, result.output
     assert says in result.output
+
+
+def test_a_member_an_invite_brought_in_may_be_named_after_it(tmp_path):
+    steps = [
+        {"rule": "invite", "by": "a1", "graph": "g:team", "member": "dave", "device": "d1"},
+        {"rule": "leave", "member": "dave"},
+    ]
+    result = simkit("replay", _reproducer(tmp_path, None, steps))
+    assert result.exit_code == 0, result.output
 
 
 def test_a_reproducer_step_with_an_unknown_rule_exits_2(tmp_path):

@@ -184,6 +184,19 @@ def run(quick: bool = False) -> list[BenchRow]:
     rows.append(BenchRow("fuzz", "steps/s, this code (today's machines)", _rate(full), "/s",
                          _note(full)))  # fmt: skip
     rows.append(BenchRow("fuzz", "peak memory (fuzzing process)", peak, "MiB"))
+    before, after = before_and_after(10 if quick else 40)
+    for name, side in ((f"commit {BEFORE}", before), ("this code", after)):
+        if side is None:
+            rows.append(BenchRow("fuzz", f"examples/s, {name} (default mix)", 0.0, "/s",
+                                 "not measured: no git repository with that commit"))  # fmt: skip
+            continue
+        rows.append(BenchRow("fuzz", f"examples/s, {name} (default mix)",
+                             side["examples"] / side["seconds"], "/s",
+                             f"{_rate(side):.1f} steps/s; " + _note(side)))  # fmt: skip
+    if before is not None:
+        note = "the same seeds and example budgets, fresh processes taking turns"
+        rows.append(BenchRow("fuzz", f"examples/s over {BEFORE} (default mix)",
+                             before["seconds"] / after["seconds"], "x", note))  # fmt: skip
     with_model, without = model_cost(10 if quick else 40)
     rows.append(BenchRow("fuzz", "steps/s, device model off", _rate(without), "/s",
                          _note(without)))  # fmt: skip

@@ -104,11 +104,10 @@ def campaign(
     ):
         if bad:
             raise click.UsageError(f"{hint} do not go together")
-    for ref in variant_refs:
-        load_variant(ref)
-    release, _ = options.release_of(rollout, mix, base_ref)
-    if release and mutants_ref:
+    if (rollout or mix) and mutants_ref:
         raise click.UsageError("--mutants and --rollout/--mix do not go together")
+    loaded = [load_variant(ref) for ref in variant_refs]
+    release, _ = options.release_of(rollout, mix, base_ref, loaded[0] if len(loaded) == 1 else None)
     variants = tuple(ref_resolved_from(ref, Path.cwd()) for ref in variant_refs) or (None,)
     plan = Plan(
         seconds=seconds, seed=seed, variants=variants,

@@ -76,7 +76,7 @@ def fuzz(
     from simkit.sim.versions import newer_client, previous_release
 
     variant = load_variant(variant_ref) if variant_ref else HONEST
-    release, base = options.release_of(rollout, mix, base_ref)
+    release, base = options.release_of(rollout, mix, base_ref, variant)
     path = out or f"simkit-repro-{variant.name}-{seed}.json"
     options.check_out_folder(path)
     _replay_known_first(variant_ref, path)

@@ -133,9 +133,11 @@ def release(command):
     return command
 
 
-def release_of(rollout: bool, mix: bool, base_ref: str | None):
-    """The release the options ask for: its kinds, and its base version (a usage error,
-    exit 2, when ``--base`` comes without ``--rollout`` or ``--mix``)."""
+def release_of(rollout: bool, mix: bool, base_ref: str | None, variant=None):
+    """The release the options ask for: its kinds, and its base version. A usage error
+    (exit 2) when ``--base`` comes without ``--rollout`` or ``--mix``, or when the
+    release would go from a version to itself (``variant``: the new one, None: the
+    protocol as specified): a release of nothing, whose "no violation" says nothing."""
     from simkit.sim.variant import HONEST, load_variant
 
     kinds = frozenset(k for k, on in (("rollout", rollout), ("mix", mix)) if on)
@@ -143,7 +145,13 @@ def release_of(rollout: bool, mix: bool, base_ref: str | None):
         raise click.UsageError(
             "--base names the version a release starts from: add --rollout or --mix"
         )
-    return kinds, load_variant(base_ref, where=f"--base {base_ref}") if base_ref else HONEST
+    base = load_variant(base_ref, where=f"--base {base_ref}") if base_ref else HONEST
+    if kinds and base == (variant or HONEST):
+        raise click.UsageError(
+            f"--rollout/--mix fuzz a release from --base to --variant, and both are "
+            f"{base.name}: name the new version (--variant) or the old one (--base)"
+        )
+    return kinds, base
 
 
 def out(default_name: str):

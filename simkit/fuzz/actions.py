@@ -129,6 +129,10 @@ class Step:
         """The device this step brings into the world, if any."""
         return None
 
+    def named_member(self) -> str | None:
+        """The member this step names, if any (an invite's is a new one)."""
+        return getattr(self, "member", None)
+
 
 def _json(value):
     if isinstance(value, Step):
@@ -569,6 +573,9 @@ class Interrupt(Step):
 
     def creates(self) -> str | None:
         return self.ceremony.creates()
+
+    def named_member(self) -> str | None:
+        return self.ceremony.named_member()
 
 
 STEPS: tuple[type[Step], ...] = (

@@ -18,7 +18,7 @@ import attrs
 
 from simkit import __version__
 from simkit.errors import InputError
-from simkit.fuzz.actions import Step, StepError, parse_step
+from simkit.fuzz.actions import Invite, Step, StepError, parse_step
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
@@ -45,11 +45,23 @@ def parse_steps(steps) -> tuple[Step, ...]:
 
 
 def check_actors(params: WorldParams, steps: tuple[Step, ...]) -> None:
-    """Every device a step names exists by then: the fleet's, or one a ``link``,
-    ``recover`` or ``invite`` step brought in before (a step naming a device that does
-    not exist would do nothing, and a replay would read as "no violation")."""
-    alive = {d for ids in params.spec().devices.values() for d in ids}
+    """Every device and member a step names exists by then: the fleet's, or one a
+    ``link``, ``recover`` or ``invite`` step brought in before (an invite brings its
+    member too). A step naming a party that does not exist would do nothing, and a
+    replay would read as "no violation"."""
+    spec = params.spec()
+    alive = {d for ids in spec.devices.values() for d in ids}
+    members = {*spec.devices, *spec.outsiders}
     for index, step in enumerate(steps):
+        member = step.named_member()
+        invite = isinstance(getattr(step, "ceremony", step), Invite)
+        if member is not None and not invite and member not in members:
+            raise StepError(
+                f"step {index} ({step.RULE}): member {member!r} does not exist then (the "
+                f"members: {', '.join(sorted(members))}; an invite step brings in another)"
+            )
+        if invite:
+            members.add(member)
         brought = step.creates()
         for device in step.actors():
             if device not in alive and device != brought:

@@ -112,10 +112,21 @@ def violation_lines(
     ]
 
 
+SHOWN = 3  # never-reached behaviours named per group (the rest are counted)
+
+
 def coverage_lines(coverage: Coverage) -> list[str]:
-    """Behaviours reached K/N, and the never-reached list (docs/fuzzing.md says why)."""
+    """Behaviours reached K/N, and what was never reached, counted per group with the
+    first few named: one screen (the whole list is in ``--json`` and the reports)."""
     missing = coverage.missing()
     reached = f"behaviours reached {len(coverage.reached)}/{len(coverage.catalogue)}"
     if not missing:
         return [reached]
-    return [reached, "never reached: " + ", ".join(b.name for b in missing)]
+    groups: dict[str, list[str]] = {}
+    for behaviour in missing:
+        groups.setdefault(behaviour.group, []).append(behaviour.name)
+    lines = [f"{reached}; never reached {len(missing)} (all of them: --json):"]
+    for group, names in groups.items():
+        more = f", and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
+        lines.append(f"  {group} ({len(names)}): {', '.join(names[:SHOWN])}{more}")
+    return lines

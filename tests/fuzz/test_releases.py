@@ -15,7 +15,7 @@ from simkit.fuzz.runner import fuzz
 from simkit.sim.variant import HONEST
 from simkit.sim.versions import newer_client
 
-FINDINGS = sorted(Path("tests/fuzz/release_findings").glob("*.json"))
+FINDINGS = sorted(Path(__file__).with_name("release_findings").glob("*.json"))
 PLANTED = "tests.fuzz.compat_variants:"
 CLAUSES = {  # the planted break of each clause, and who catches it
     "epoch-optional": "liveness",
@@ -95,6 +95,15 @@ def test_a_broken_release_reproducer_names_what_is_wrong(change, message):
 def test_cli_base_without_a_release_is_a_usage_error():
     done = CliRunner().invoke(main, ["fuzz", "--base", "older-relay", "--time", "1"])
     assert done.exit_code == 2 and "--rollout or --mix" in done.output
+
+
+def test_cli_a_release_from_a_version_to_itself_is_a_usage_error():
+    """--rollout with no --variant and no --base: from the protocol as specified to
+    itself, a release of nothing (it once ran and said "no violation")."""
+    for command in ("fuzz", "campaign"):
+        done = CliRunner().invoke(main, [command, "--rollout", "--time", "1"])
+        assert done.exit_code == 2, done.output
+        assert "both are honest" in done.output and "--variant" in done.output
 
 
 def test_cli_an_unknown_base_is_a_usage_error_naming_it():

@@ -94,3 +94,18 @@ def test_a_run_without_a_seed_draws_a_fresh_one_prints_it_and_keeps_it(tmp_path)
         main, ["fuzz", "--time", "1", "--seed", "7", "--max-steps", "2", "--workers", "1"]
     )
     assert first_line_seed(again.output) == 7
+
+
+def test_what_was_never_reached_is_counted_per_group_on_one_screen():
+    from simkit.fuzz.text import coverage_lines
+    from simkit.sim.behaviours import CATALOGUE, Coverage
+
+    lines = coverage_lines(Coverage())  # nothing reached: the longest it gets
+    groups = {b.group for b in CATALOGUE if b.group != "releases"}
+    assert len(lines) == 1 + len(groups) and all(len(line) < 200 for line in lines)
+    nothing = Coverage()
+    assert lines[0] == (
+        f"behaviours reached 0/{len(nothing.catalogue)}; never reached "
+        f"{len(nothing.missing())} (all of them: --json):"
+    )
+    assert any(line.startswith("  relay answers (") and "more" in line for line in lines)

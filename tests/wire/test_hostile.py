@@ -45,18 +45,26 @@ HOSTILE = {
 }  # fmt: skip
 
 
-def exchange(port: int, data: bytes, wait_s: float = 0.3) -> bytes:
-    """Send ``data`` on a new connection, read what comes within ``wait_s``, hang up."""
+def exchange(port: int, data: bytes, wait_s: float = 10.0) -> tuple[bytes, bool]:
+    """Send ``data`` on a new connection, stop sending, and read until an answer's head
+    has come or the server hung up; hang up. What came, and whether the server answered or hung up
+    (False: it said nothing for ``wait_s``, holding the connection)."""
+    received = b""
     with socket.create_connection(("127.0.0.1", port)) as conn:
         conn.settimeout(wait_s)
         try:
             conn.sendall(data)
-            received = b""
-            while chunk := conn.recv(65536):
+            conn.shutdown(socket.SHUT_WR)  # the client has said all it will say
+            while b"\r\n\r\n" not in received:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return received, True  # the server hung up
                 received += chunk
-        except (TimeoutError, ConnectionResetError, BrokenPipeError):
-            pass
-    return received
+        except (ConnectionResetError, BrokenPipeError):
+            return received, True
+        except TimeoutError:
+            return received, False
+    return received, True
 
 
 def observed(http: HttpTarget) -> list[bytes]:
@@ -81,7 +89,8 @@ def test_hostile_http_never_crashes_the_server_never_5xx_and_never_changes_state
     http = registered(served.url)
     before = observed(http)
     for name, data in HOSTILE.items():
-        answer = exchange(served.port, data)
+        answer, ended = exchange(served.port, data)
+        assert ended, f"{name}: no answer and no hang-up within 10 s"
         statuses = [int(line.split()[1]) for line in answer.split(b"\r\n")
                     if line.startswith(b"HTTP/1.1 ")]  # fmt: skip
         assert all(status < 500 for status in statuses), f"{name}: {answer[:200]!r}"
