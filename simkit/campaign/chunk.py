@@ -136,6 +136,7 @@ def outcome(chunk: Chunk, result: FuzzResult) -> dict:
         "reproducer": repro and repro.to_json(),
         "error": result.error,
         "coverage": dict(sorted(result.coverage.counts.items())),
+        "worlds": result.coverage.worlds,
         "exercise": result.exercise.to_json(),
         "costs": result.costs.state(),
     }

@@ -55,13 +55,17 @@ class Plan:
     neighbours: tuple[str, str] | None = None
     shrink: bool = True  # False: chunks send their failing run back unshrunk
     steer: bool = True  # chunks steer toward their change (docs/variants.md)
+    # chunk 0 runs under the plan's own seed: the examples one process would run first
+    # (``simkit fuzz --workers N`` finds at least what ``--workers 1`` would, as early)
+    run_first: bool = False
 
     def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
         """Chunk ``index``, or None when the campaign has no more."""
         if self.chunks is not None and index >= self.chunks:
             return None
         common = {
-            "index": index, "seed": chunk_seed(self.seed, index), "max_steps": self.max_steps,
+            "index": index, "max_steps": self.max_steps,
+            "seed": self.seed if index == 0 and self.run_first else chunk_seed(self.seed, index),
             "shrink_seconds": self.shrink_seconds, "shrink_attempts": self.shrink_attempts,
             "examples": self.chunk_examples, "stop": stop, "release": self.release,
             "base": self.base, "shrink": self.shrink, "steer": self.steer,
@@ -73,7 +77,11 @@ class Plan:
                 return None
             target = self.mutants[index]
             if isinstance(target, Mutant):  # a fresh process of its own: nothing to preload
-                return Chunk(seconds=self.seconds, mutant=target, **{**common, "preload": ()})
+                variant = self.variants[0] if self.variants else None  # simkit mutate --variant
+                return Chunk(
+                    seconds=self.seconds, mutant=target, variant=variant,
+                    **{**common, "preload": ()},
+                )  # fmt: skip
             return Chunk(seconds=self.seconds, variant=target, **common)
         if remaining <= 0:
             return None
@@ -240,6 +248,7 @@ def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, lost, 
         outcome["honest_fails"] = fails_honestly(outcome["reproducer"])
     campaign.outcomes.append(outcome)
     campaign.coverage.counts.update(outcome["coverage"])
+    campaign.coverage.worlds += outcome.get("worlds", 0)
     if not campaign.plan.mutants:
         ran = Exercise.from_json(outcome["exercise"])
         campaign.exercise.setdefault(outcome["target"], Exercise()).merge(ran)

@@ -51,7 +51,7 @@ def fuzz_on_cores(
     plan = Plan(
         seconds=seconds, seed=seed, variants=(variant_ref,), max_steps=max_steps,
         stop_on_failure=True, release=tuple(sorted(release)), base=base_ref,
-        neighbours=neighbours, shrink=False, steer=steer,
+        neighbours=neighbours, shrink=False, steer=steer, run_first=True,
     )  # fmt: skip
     result = FuzzResult(seed=seed, release=tuple(sorted(release)), base=base_ref)
     if release:
@@ -89,6 +89,7 @@ def fuzz_on_cores(
     result.invariants = sorted({name for o in campaign.outcomes for name in o["invariants"]})
     for outcome in campaign.outcomes:
         result.coverage.counts.update(outcome["coverage"])
+        result.coverage.worlds += outcome.get("worlds", 0)
         result.costs.merge(Costs.from_state(outcome["costs"]))
         if outcome["target"] == (variant_ref or HONEST.name):  # not a neighbouring version
             result.exercise.merge(Exercise.from_json(outcome["exercise"]))

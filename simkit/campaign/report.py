@@ -19,6 +19,7 @@ from simkit.report import render_report, svg
 from simkit.report.html import page_start, table
 from simkit.report.tables import Table
 from simkit.sim.exercise import NEVER
+from simkit.sim.situations import FLOOR, SITUATIONS
 
 FINDINGS_DIR = "findings"
 PLOT_HEIGHT = 200
@@ -178,6 +179,7 @@ def dashboard(data: dict) -> str:
         "</summary>"
         f"<ul>{''.join(f'<li>{escape(name)}</li>' for name in never)}</ul></details>"
     )
+    out.append(table(situations_table(data)))
     out.append(table(chunks_table(data)))
     out += ["</body></html>", ""]
     return "\n".join(out)
@@ -208,6 +210,22 @@ def headline(data: dict) -> str:
     elif data["stopped"] == "finding":
         parts.append("Stopped at the first finding (--stop-on-failure).")
     return " ".join(parts)
+
+
+def situations_table(data: dict) -> Table:
+    """Each rare situation: the worlds per 1,000 that reached it, against its floor."""
+    behaviours = data["behaviours"]
+    rates = behaviours.get("situations_per_1000", {})
+    rows = [
+        (name.removeprefix("situation "), SITUATIONS[name], f"{rate:.1f}",
+         "yes" if rate >= FLOOR else "below")
+        for name, rate in rates.items()
+    ]  # fmt: skip
+    note = (
+        f"Rare moments a clause of the spec is about, over {behaviours.get('worlds', 0):,} "
+        f"worlds; the default mix is tuned to reach each at least {FLOOR:g} times per 1,000."
+    )
+    return Table("Situations", note, ("situation", "clause", "per 1,000 worlds", "floor"), rows)
 
 
 def findings_table(data: dict) -> Table:

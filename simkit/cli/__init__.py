@@ -9,7 +9,14 @@ input error; 130 when Ctrl-C stopped a fuzz, campaign or diff run before a findi
 Importing this package registers every command on ``main``.
 """
 
-from simkit.cli import campaigns, fuzzing, reviewing, scenarios, wire  # noqa: F401 (they register)
+from simkit.cli import (  # noqa: F401 (they register)
+    campaigns,
+    fuzzing,
+    mutation,
+    reviewing,
+    scenarios,
+    wire,
+)
 from simkit.cli.app import main
 from simkit.cli.bench import BENCH_GROUPS
 

@@ -5,10 +5,17 @@ fingerprint of the key triple that was approved. The gate never throws: it
 answers "wrap" or "block" and reports why through events.
 """
 
+import functools
+
 import attrs
 
 from simkit.errors import KeyFormatError
-from simkit.protocol.keys import device_fingerprint, self_attestation_bytes, verify_bytes
+from simkit.protocol.keys import (
+    device_fingerprint,
+    import_public_jwk,
+    self_attestation_bytes,
+    verify_bytes,
+)
 
 OBSERVE = "observe"
 APPROVE = "approve"
@@ -38,11 +45,26 @@ class GateDecision:
 
 
 def fingerprint_of(entry: dict) -> str | None:
-    """The fingerprint of a roster/keygap entry's triple, or None if its keys are malformed."""
+    """The fingerprint of a roster/keygap entry's triple, or None if its keys are
+    malformed: not JWKs, or not points of P-256 (a relay that lies can send either; a
+    device whose keys cannot be read is never wrapped to)."""
     try:
-        return device_fingerprint(entry["memberId"], entry["pubJwk"], entry["sigJwk"])
+        pub, sig = entry["pubJwk"], entry["sigJwk"]
+        if not (_a_point(pub["x"], pub["y"]) and _a_point(sig["x"], sig["y"])):
+            return None
+        return device_fingerprint(entry["memberId"], pub, sig)
     except (KeyFormatError, KeyError, TypeError):
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _a_point(x: object, y: object) -> bool:
+    """Whether (x, y) is a point of P-256 (asked once per key: every roster repeats them)."""
+    try:
+        import_public_jwk({"kty": "EC", "crv": "P-256", "x": x, "y": y})
+    except (KeyFormatError, TypeError):
+        return False
+    return True
 
 
 def self_sig_valid(entry: dict) -> bool:
@@ -63,9 +85,11 @@ def decide(pin: Pin | None, entry: dict, mode: str) -> GateDecision:
     """
     fingerprint = fingerprint_of(entry)
     state = pin.state if pin else UNKNOWN
-    if state == APPROVED and fingerprint is not None and pin.fingerprint == fingerprint:
+    if fingerprint is None:  # keys no device could wrap to: never, in any mode
+        return GateDecision(False, state)
+    if state == APPROVED and pin.fingerprint == fingerprint:
         return GateDecision(True, APPROVED)
     if state == APPROVED:
         return GateDecision(mode == OBSERVE, CONFLICTED, "device.conflict")
     event = "device.pending" if state == UNKNOWN else None
-    return GateDecision(mode == OBSERVE and fingerprint is not None, state, event)
+    return GateDecision(mode == OBSERVE, state, event)

@@ -18,7 +18,7 @@ import functools
 import attrs
 import trio
 
-from simkit.client import keyops, sync
+from simkit.client import answers, keyops, sync
 from simkit.client.approval import APPROVED, OBSERVE, REJECTED, Pin, fingerprint_of
 from simkit.client.clock import Clock
 from simkit.client.config import AppConfig
@@ -56,12 +56,12 @@ def subscription_key(graph_id: str, kinds: tuple[str, ...], shards: tuple[str, .
 @attrs.frozen
 class CachedRoster:
     """A graph's roster as fetched (GET devices): its entries by device ID, when it was
-    fetched on this device's clock and on the relay's (as this device corrects its
-    own), the relay's epoch then, and how many of its devices were unrevoked."""
+    fetched on this device's clock and on the relay's (as the last push answer's ``now``
+    tells it), the relay's epoch then, and how many of its devices were unrevoked."""
 
     entries: dict[str, dict]
     fetched_at: int
-    fetched_relay_ms: int
+    fetched_relay_ms: int | None  # None: this device does not know the relay's clock yet
     epoch: int
     active: int
 
@@ -93,6 +93,9 @@ class Device:
         self.events: list[ClientEvent] = []
         self.last_error: str | None = None
         self.readonly: set[str] = set()
+        # own clock minus the relay's, from the last push answer's ``now`` (None: no
+        # push answered since boot): when a roster was fetched on the relay's clock (F21)
+        self.relay_offset: int | None = None
         self._booted = False
         self._rosters: dict[str, CachedRoster] = {}  # graph -> the roster fetched last
         self._rings: dict[str, tuple[dict, Keyring]] = {}  # graph -> (stored wire, parsed)
@@ -283,9 +286,9 @@ class Device:
     def cache_roster(self, graph_id: str, entries: dict[str, dict]) -> None:
         active = sum(1 for entry in entries.values() if entry.get("revokedAt") is None)
         now = self.clock.now_ms()
-        corrected = now - self.store.get("meta", "skew", 0)
+        on_relay = None if self.relay_offset is None else now - self.relay_offset
         self._rosters[graph_id] = CachedRoster(
-            entries, now, corrected, self.relay_epoch(graph_id), active
+            entries, now, on_relay, self.relay_epoch(graph_id), active
         )
 
     def active_devices(self, graph_id: str) -> int:
@@ -309,7 +312,9 @@ class Device:
             or not 0 <= age < self.config.recheck_s * 1000
         ):
             return None
-        return None if newest_rev > cached.fetched_relay_ms else cached.entries
+        fetched = cached.fetched_relay_ms
+        vouches = not newest_rev or (fetched is not None and newest_rev <= fetched)
+        return cached.entries if vouches else None
 
     def behind(self, graph_id: str) -> bool:
         """Behind an epoch: the relay has a newer key than this device holds (client rule 5)."""
@@ -497,6 +502,7 @@ class Device:
         return await send_with_retries(
             self.transport, request, self.clock, self.entropy.random, self.config.backoff,
             lambda why: self.emit("retry", None, why="503" if why.startswith("5") else why),
+            answers.problem,
         )  # fmt: skip
 
     def refusal(self, response: Response) -> dict:

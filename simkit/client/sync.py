@@ -157,6 +157,7 @@ async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
 def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> int:
     """Apply a push answer: drop what is settled, re-stamp after clock repair (client rule 9)."""
     device.note_epoch(graph_id, answer.get("epoch"))
+    device.relay_offset = device.clock.now_ms() - answer["now"]  # at most its latency behind
     rejected = {r["recordId"]: r["reason"] for r in answer.get("rejected", [])}
     accepted = answer["accepted"]
     if "rev-too-far-ahead" in rejected.values():

@@ -1,8 +1,8 @@
 """How a device reaches the relay: an injected async ``send``, wrapped in the
 spec's retry rule (client rule 10).
 
-429, 5xx and lost requests are retried with jittered exponential backoff and a
-bounded number of attempts; every other answer goes back to the caller.
+429, 5xx, lost requests and malformed answers are retried with jittered exponential
+backoff and a bounded number of attempts; every other answer goes back to the caller.
 """
 
 from collections.abc import Callable
@@ -46,9 +46,12 @@ async def send_with_retries(
     random,
     backoff: Backoff,
     on_retry: Callable[[str], None] = lambda why: None,
+    malformed: Callable[[Request, Response], str | None] = lambda request, response: None,
 ) -> Response:
     """Send, retrying what client rule 10 says to retry; raise RelayUnavailable when out of
-    attempts. ``on_retry`` hears why each retry happens (a status, or ``lost``)."""
+    attempts. ``on_retry`` hears why each retry happens (a status, ``lost`` or
+    ``malformed``); ``malformed`` says what is wrong with an answer the relay should not
+    have given (``simkit.client.answers``), which is retried as a server failure is."""
     last = "no attempt"
     for attempt in range(backoff.attempts):
         if attempt:
@@ -59,9 +62,13 @@ async def send_with_retries(
         except TransportError as exc:
             last = f"lost: {exc}"
             continue
-        if not retryable(response.status):
+        if retryable(response.status):
+            last = f"status {response.status}"
+            continue
+        wrong = malformed(request, response)
+        if wrong is None:
             return response
-        last = f"status {response.status}"
+        last = f"malformed: {wrong}"
     raise RelayUnavailable(f"{request.method} {request.path}: {backoff.attempts} attempts, {last}")
 
 

@@ -19,6 +19,7 @@ import attrs
 from simkit.errors import InputError
 from simkit.fuzz.params import CAPABILITIES, GRAPHS, GROUP
 from simkit.protocol.ids import is_safe_id
+from simkit.protocol.messages import ANSWER_MALFORMATIONS, RECORD_MALFORMATIONS
 from simkit.sim import spec as S
 from simkit.sim.adversary import MODES
 from simkit.sim.behaviours import ROUTE_NAMES
@@ -165,6 +166,8 @@ class Write(Step):
     graph: str = GRAPH
     record: str = RECORD
     op: str = attrs.field(default="edit", validator=_one_of("edit", "delete"))
+    # edited again this many seconds later (0: not), while its push may be on the way
+    again: float = attrs.field(default=0, validator=_number(0, 5))
 
 
 @attrs.frozen
@@ -467,6 +470,14 @@ class Adversary(Step):
     targets: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
     params: dict = attrs.field(factory=dict, validator=attrs.validators.instance_of(dict))
 
+    def __attrs_post_init__(self) -> None:
+        what = self.params.get("what")
+        if self.mode == "malform" and what not in ANSWER_MALFORMATIONS:
+            near = difflib.get_close_matches(str(what), ANSWER_MALFORMATIONS, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else " (simkit.protocol.messages)"
+            raise StepError(f"adversary malform: params.what must name an answer's "
+                            f"malformation, not {what!r}{hint}")  # fmt: skip
+
     def action(self, now: float) -> S.Adversary:
         return S.Adversary(self.mode, now, self.targets, self.params)
 
@@ -492,6 +503,20 @@ class Forge(Step):
         None, validator=attrs.validators.optional(_one_of("latest", "oldest"))
     )
     op: str = _omitted("edit", validator=_one_of("edit", "delete"))
+
+
+@attrs.frozen
+class Malformed(Step):
+    """A member's non-conforming client pushes a record with one malformation of the
+    spec's tables (``simkit.protocol.messages``): a member absent, of the wrong type,
+    out of range or at its boundary, an unknown member, a key given twice. Receivers
+    refuse what is invalid and apply what is valid."""
+
+    RULE = "malformed"
+    device: str = DEVICE
+    graph: str = GRAPH
+    record: str = RECORD
+    what: str = attrs.field(validator=_one_of(*RECORD_MALFORMATIONS))
 
 
 @attrs.frozen
@@ -582,7 +607,7 @@ STEPS: tuple[type[Step], ...] = (
     Advance, Write, Concurrent, Burst, Refresh, Pair, Approve, Reject, Revoke, Steal, Link,
     Rotate, RotateRace, Recover, Invite, Join, Leave, Capability, BlobUpload, BlobFetch,
     BlobDelete, Sweep, Heal, Crash, Restart, Partition, RelayCrash, Errors, Jump, Adversary,
-    Merge, Forge, FalseCheckpoint, Newer, Reimport, Rogue, Interrupt, Upgrade,
+    Merge, Forge, Malformed, FalseCheckpoint, Newer, Reimport, Rogue, Interrupt, Upgrade,
 )  # fmt: skip
 BY_RULE = {cls.RULE: cls for cls in STEPS}
 

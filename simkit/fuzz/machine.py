@@ -27,12 +27,15 @@ from simkit.fuzz.steer import Steering
 from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor, Violation
 from simkit.model.requests import requests
+from simkit.protocol.messages import ANSWER_MALFORMATIONS, RECORD_MALFORMATIONS
 from simkit.sim.clock import relay_time_ms
 from simkit.sim.forge import HOWS
 from simkit.sim.network import RELAY
 from simkit.sim.variant import HONEST, Variant
 
 MAX_LINKS = 2
+MALFORMED = tuple(RECORD_MALFORMATIONS)
+ANSWERS_MALFORMED = tuple(ANSWER_MALFORMATIONS)
 BLOB_POLICIES = (("retain", None), ("transport", None), ("ephemeral", 1_000), ("ephemeral", 90_000))
 # A partial outage fails one route (None: all of them).
 OUTAGE_ROUTES = (
@@ -233,15 +236,21 @@ class WorldMachine(RuleBasedStateMachine):
     def advance(self, seconds):
         self.do(A.Advance(seconds=seconds))
 
-    @rule(data=st.data(), record=st.sampled_from(RECORDS), delete=st.booleans())
-    def write(self, data, record, delete):
-        """Any running device writes, the thief's included."""
+    @rule(
+        data=st.data(),
+        record=st.sampled_from(RECORDS),
+        delete=st.booleans(),
+        again=st.sampled_from((0, 0, 0, 0.05, 0.2)),
+    )
+    def write(self, data, record, delete, again):
+        """Any running device writes, the thief's included; some of the time the user
+        edits the record again a moment later, while its push may be on the way."""
         chosen = self.device_and_graph(data)
         if chosen is None:
             return
         device, graph = chosen
         op = "delete" if delete else "edit"
-        self.do(A.Write(device=device, graph=graph, record=record, op=op))
+        self.do(A.Write(device=device, graph=graph, record=record, op=op, again=again))
 
     @swarm("concurrent")
     @rule(data=st.data(), record=st.sampled_from(RECORDS))
@@ -485,9 +494,11 @@ class WorldMachine(RuleBasedStateMachine):
     @swarm("interrupt")
     @rule(
         data=st.data(),
-        requests=st.integers(1, 8),
+        # a ceremony's first request 40 % of the time: a crash before it, or between it
+        # and the next, is a situation of its own (simkit.sim.situations)
+        requests=st.sampled_from((1, 1, 1, 1, 2, 2, 3, 4, 6, 8)),
         before=st.booleans(),
-        fault=st.sampled_from(["crash", "partition"]),
+        fault=st.sampled_from(["crash", "crash", "partition"]),
     )
     def interrupt(self, data, requests, before, fault):
         """A ceremony cut by a crash or a partition right before (or after) one of its
@@ -495,7 +506,10 @@ class WorldMachine(RuleBasedStateMachine):
         choices = self.ceremonies(data)
         if not choices:
             return
-        step = self.pick(data, choices, "ceremony")
+        # the once-per-world ceremonies (a9 recovers, dave joins, a theft) come up less
+        # often than a link or a rotation: twice the weight here
+        once = [c for c in choices if isinstance(c, A.Recover | A.Invite | A.Steal)]
+        step = self.pick(data, choices + once, "ceremony")
         if isinstance(step, A.Link):
             self.links += 1
         self.do(A.Interrupt(ceremony=step, requests=requests, before=before, fault=fault))
@@ -517,6 +531,18 @@ class WorldMachine(RuleBasedStateMachine):
         device, graph = chosen
         gap = self.pick(data, ["latest", "oldest"], "gap") if how == "wrap" else None
         self.do(A.Forge(device=device, graph=graph, record=record, how=how, gap=gap, op=op))
+
+    @since_classic
+    @swarm("rogue")
+    @rule(data=st.data(), record=st.sampled_from(RECORDS), what=st.sampled_from(MALFORMED))
+    def malformed(self, data, record, what):
+        """A member's non-conforming client pushes a record with one malformation of the
+        spec's tables (``simkit.protocol.messages``): refused when invalid, applied when
+        valid (a member at its boundary, an unknown member, a key given twice)."""
+        chosen = self.device_and_graph(data)
+        if chosen is not None:
+            device, graph = chosen
+            self.do(A.Malformed(device=device, graph=graph, record=record, what=what))
 
     @since_classic
     @swarm("rogue")
@@ -723,6 +749,11 @@ class AdversaryMachine(WorldMachine):
         mode = self.pick(data, CLASSIC_MODES if self.classic else MODES, "mode")
         target = self.pick(data, self.honest_devices(), "target")
         self.do(self._mode(data, *mode, target))
+        if mode[0] == "rollback" and self.graphs_of(target):
+            # the target writes at once: a rolled-back relay answering its push is the
+            # contradiction this mode is about (a situation; rare when left to chance)
+            graph = self.pick(data, self.graphs_of(target), "graph")
+            self.do(A.Write(device=target, graph=graph, record=RECORDS[0], op="edit"))
 
     @since_classic
     @swarm("adversary")
@@ -765,6 +796,19 @@ class AdversaryMachine(WorldMachine):
         if merge and mode[0] in ("fork", "rollback"):
             self.do(A.Merge())
             self.do(A.Advance(seconds=30))
+
+    @since_classic
+    @swarm("adversary")
+    @rule(data=st.data(), what=st.sampled_from(ANSWERS_MALFORMED))
+    def malformed_answers(self, data, what):
+        """The relay answers a device with one malformation of the spec's table of an
+        answer (a roster entry, keys, a wrap, a key gap, a pull or log page or entry, a
+        push answer), then time passes: it must neither crash nor believe it."""
+        if len(self.honest_devices()) < 2:
+            return
+        target = self.pick(data, self.honest_devices(), "target")
+        self.do(A.Adversary(mode="malform", targets=[target], params={"what": what}))
+        self.do(A.Advance(seconds=30))
 
     @since_classic
     @swarm("adversary")

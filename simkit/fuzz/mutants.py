@@ -28,12 +28,19 @@ class MutantError(SimkitError, ValueError):
 @attrs.frozen
 class Mutant:
     name: str
-    path: str  # under simkit/, e.g. "relay/records.py"
-    old: str  # must occur exactly once in the file
+    path: str  # under simkit/ (e.g. "relay/records.py"), or under ``root``
+    old: str  # must occur exactly once in the file (or at ``offset``)
     new: str
-    rule: str  # the spec rule it breaks, in the spec's words
+    rule: str  # the spec rule it breaks, in the spec's words (an operator's: what it did)
+    offset: int | None = None  # where ``old`` starts (an operator mutant, simkit mutate)
+    root: str = ""  # the folder ``path`` is under, first on the import path; "": simkit's
 
     def patched(self, source: str) -> str:
+        if self.offset is not None:
+            end = self.offset + len(self.old)
+            if source[self.offset : end] != self.old:
+                raise MutantError(f"mutant {self.name}: {self.path} changed since it was drawn")
+            return source[: self.offset] + self.new + source[end:]
         count = source.count(self.old)
         if count != 1:
             raise MutantError(
@@ -44,14 +51,21 @@ class Mutant:
 
 
 def mutated_copy(mutant: Mutant, into: Path) -> Path:
-    """Copy the ``simkit`` package into ``into`` with ``mutant`` applied; return the
-    folder to put first on ``PYTHONPATH``."""
-    package = Path(simkit.__file__).parent
-    target = into / "simkit"
-    shutil.copytree(package, target, ignore=shutil.ignore_patterns("__pycache__"))
-    path = target / mutant.path
+    """Copy the ``simkit`` package (or the top folder or module of a ``root`` mutant's
+    file) into ``into`` with ``mutant`` applied; return the folder to put first on
+    ``PYTHONPATH``."""
+    if mutant.root:
+        top = mutant.path.split("/")[0]
+        source, target, shown = Path(mutant.root) / top, into / top, Path(mutant.root)
+    else:
+        source, target, shown = Path(simkit.__file__).parent, into / "simkit", Path("simkit")
+    if source.is_dir():
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    elif source.is_file():
+        shutil.copyfile(source, target)
+    path = (target.parent if mutant.root else target) / mutant.path
     if not path.is_file():
-        raise MutantError(f"mutant {mutant.name}: no file simkit/{mutant.path}")
+        raise MutantError(f"mutant {mutant.name}: no file {shown / mutant.path}")
     path.write_text(mutant.patched(path.read_text(encoding="utf-8")), encoding="utf-8")
     return into
 

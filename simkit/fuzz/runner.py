@@ -46,6 +46,11 @@ class _BudgetSpent(Stop):
     """The budget ran out: stop Hypothesis at once, as Ctrl-C would."""
 
 
+class _Found(Stop):
+    """A violation is held (its run, as steps): stop Hypothesis before it replays the
+    failing example only to report it, a whole example's time the user would wait."""
+
+
 @attrs.frozen
 class Budget:
     """How long a fuzz session may run. ``seconds`` of wall time cover the search and
@@ -191,7 +196,7 @@ def fuzz(
                 steering.commit()
             try:
                 run_chunk(seed * 1_000_003 + chunk)
-            except _BudgetSpent:
+            except (_BudgetSpent, _Found):
                 break
             except KeyboardInterrupt:
                 result.interrupted = True
@@ -202,7 +207,8 @@ def fuzz(
                 break
         if result.failure is not None and not result.interrupted:
             session.shrink(shrink_workers if shrink else 0)
-        session.hashed()
+        if shrink:  # else whoever shrinks the run sent back replays it (``shrink_found``)
+            session.hashed()
     result.seconds = wall_clock() - session.start
     result.invariants = sorted({name for honest in session.ran for name in Monitor(honest).names})
     return result
@@ -296,7 +302,9 @@ class _Session:
 
     def before_example(self) -> None:
         if replaying_final():
-            return  # Hypothesis replays the failing example to report it: let it run
+            if self.result.failure is not None:
+                raise _Found
+            return  # a failure simkit did not see (Hypothesis's own): let it report it
         result, now = self.result, wall_clock()
         result.seconds = now - self.start
         if self.ctrl_c.pressed:

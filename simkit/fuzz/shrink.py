@@ -39,7 +39,7 @@ KINDS: tuple[tuple[str, tuple[type[A.Step], ...]], ...] = (
     ("faults", (A.Partition, A.Heal, A.RelayCrash, A.Errors, A.Crash, A.Restart, A.Jump)),
     ("rogue requests", (A.Rogue,)),
     ("malicious relay modes", (A.Adversary, A.Merge)),
-    ("forgeries", (A.Forge, A.FalseCheckpoint, A.Newer)),
+    ("forgeries", (A.Forge, A.Malformed, A.FalseCheckpoint, A.Newer)),
     ("blobs", (A.BlobUpload, A.BlobFetch, A.BlobDelete, A.Sweep)),
     ("upgrades", (A.Upgrade,)),
     (

@@ -20,7 +20,7 @@ from simkit.fuzz.actions import StepError, parse_step
 from simkit.fuzz.params import CAPABILITIES, GROUP, KINDS, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
-from simkit.sim.forge import false_checkpoint, forged_grant, forged_op, newer_op
+from simkit.sim.forge import false_checkpoint, forged_grant, forged_op, malformed_op, newer_op
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import AppWrite, plaintext
 from simkit.sim.world import Tripwire
@@ -48,6 +48,19 @@ def apply_step(driver, step: "A.Step | dict", index: int) -> None:
 def _write(driver, step, index) -> None:
     world = driver.world
     driver.do(world.apply, step.device, _app_write(world, step.device, step, index))
+    if step.again:
+        driver.do(_edit_again, world, step, index)
+
+
+def _edit_again(world, step, index: int) -> None:
+    """The user edits the record again ``step.again`` seconds later (client rule 1: a
+    write while the push of the one before may be in flight), if the device still runs."""
+
+    def edit() -> None:
+        if world.slots[step.device].device is not None:
+            world.apply(step.device, _app_write(world, step.device, step, index + 1_000_000))
+
+    world.network.call_at(trio.current_time() + step.again, edit)
 
 
 def _concurrent(driver, step, index) -> None:
@@ -102,7 +115,11 @@ def _pair(driver, step, index) -> None:
     if holder is None or holder.store.get("seen", step.device) is None:
         return
     shown = holder.pairing_code_of(step.device)
-    same = new is not None and shown == new.pairing_code()
+    code = new.pairing_code() if new is not None else None
+    for device_id, seen in ((step.by, shown), (step.device, code)):
+        if seen is not None:
+            world.channels.code_shown(device_id, seen)  # read out by the user
+    same = code is not None and shown == code
     _perform(driver, (S.Approve if same else S.Reject)(step.by, step.device, driver.now()))
 
 
@@ -144,12 +161,68 @@ def _forge(driver, step, index) -> None:
         except SimkitError as exc:
             world.note("event", step.device, name="app.forge-failed", detail=str(exc))
             return
-        answer = response.json() if op is not None and response.status == 200 else None
-        if isinstance(answer, dict) and answer.get("accepted") == 1:
-            # one op, accepted: the answer's cursor is the seq it was written at
-            world.ledger.forged_seqs.add((sk, op["recordId"], op["rev"], answer.get("cursor")))
+        if op is not None:
+            _written_at(world, sk, op, response)
 
     driver.run(world.on_device, step.device, send)
+
+
+def _malformed(driver, step, index) -> None:
+    """A member's non-conforming client pushes a record with one malformation of the
+    spec's tables: an invalid one is a forgery every receiver must refuse (ledgered as
+    one), a valid one a record every receiver applies."""
+    world = driver.world
+    slot = world.slots[step.device]
+    if slot.device is None:
+        return
+    graph_id = graph_id_for(step.graph, slot.member)
+    sk = slot.device.storage_key(graph_id)
+
+    async def send():
+        if _behind(world, slot.device, graph_id):
+            return
+        with world.foreign_client(step.device) as stamped:
+            made = malformed_op(slot.device, graph_id, step.record, step.what)
+            stamped()
+            if made is None:
+                return
+            op, valid = made
+            world.coverage.add([f"malformed {step.what}"])
+            if not valid:
+                world.ledger.forge(sk, op["recordId"], op["rev"])
+            else:  # a record every receiver applies: another client's write, as ``newer``
+                world.note("event", step.device, name="other.write", graph=graph_id,
+                           client=step.RULE, recordId=op["recordId"], rev=op["rev"])  # fmt: skip
+            try:
+                response = await slot.device.request(
+                    "POST", f"/graphs/{graph_id}/push", {"ops": [op]}
+                )
+            except SimkitError as exc:
+                world.note("event", step.device, name="app.forge-failed", detail=str(exc))
+                return
+            if not valid:
+                _written_at(world, sk, op, response)
+
+    driver.run(world.on_device, step.device, send)
+
+
+def _behind(world, device, graph_id: str) -> bool:
+    """Whether the device lacks the graph's latest key: a client (even one that breaks a
+    message) holds its writes until it has it, so a record it seals is never a leak to
+    a device revoked before the rotation (found by the fuzzer: a valid malformed record
+    sealed under the epoch a revoked device held)."""
+    graphs = world.relay.state.graphs if world.relay is not None else {}
+    graph = graphs.get(device.storage_key(graph_id))
+    held = device.keyring(graph_id).keys
+    return graph is not None and graph.latest_epoch > max(held, default=0)
+
+
+def _written_at(world, sk: str, op: dict, response) -> None:
+    """A forged op the relay accepted: where it was written (the ``forgery`` invariant
+    judges each application of it). One op, accepted: the answer's cursor is its seq."""
+    answer = response.json() if response.status == 200 else None
+    if isinstance(answer, dict) and answer.get("accepted") == 1:
+        world.ledger.forged_seqs.add((sk, op["recordId"], op["rev"], answer.get("cursor")))
 
 
 def _other_client(driver, step, make) -> None:
@@ -162,10 +235,8 @@ def _other_client(driver, step, make) -> None:
     graph_id = graph_id_for(step.graph, slot.member)
 
     async def push():
-        graph = world.relay.state.graphs.get(step.graph)
-        held = slot.device.keyring(graph_id).keys
-        if graph is not None and graph.latest_epoch > max(held, default=0):
-            return  # a conforming client holds its writes until it holds the latest key
+        if _behind(world, slot.device, graph_id):
+            return
         with world.foreign_client(step.device) as stamped:
             op = make(slot.device, graph_id)
             stamped()
@@ -319,7 +390,15 @@ def _interrupt(driver, step, index) -> None:
 
     def fire():
         action = type(ceremony.action(0)).__name__
-        world.note("fault", "schedule", name="Interrupt", action=action, fault=step.fault)
+        world.note(
+            "fault",
+            "schedule",
+            name="Interrupt",
+            action=action,
+            fault=step.fault,
+            requests=step.requests,
+            before=step.before,
+        )
         if step.fault == "crash":
             world.crash(device_id)
         else:
@@ -376,6 +455,7 @@ DO = {
     A.Merge: _merge,
     A.Interrupt: _interrupt,
     A.Forge: _forge,
+    A.Malformed: _malformed,
     A.FalseCheckpoint: _false_checkpoint,
     A.Newer: _newer,
     A.Reimport: _reimport,

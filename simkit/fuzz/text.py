@@ -7,6 +7,7 @@ import json
 from simkit.fuzz.runner import FuzzResult
 from simkit.invariants.text import grouped_lines
 from simkit.sim.behaviours import Coverage
+from simkit.sim.situations import FLOOR
 
 
 def steps_per_second(run) -> float:
@@ -121,7 +122,7 @@ def coverage_lines(coverage: Coverage) -> list[str]:
     missing = coverage.missing()
     reached = f"behaviours reached {len(coverage.reached)}/{len(coverage.catalogue)}"
     if not missing:
-        return [reached]
+        return [reached, *situation_lines(coverage)]
     groups: dict[str, list[str]] = {}
     for behaviour in missing:
         groups.setdefault(behaviour.group, []).append(behaviour.name)
@@ -129,4 +130,22 @@ def coverage_lines(coverage: Coverage) -> list[str]:
     for group, names in groups.items():
         more = f", and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
         lines.append(f"  {group} ({len(names)}): {', '.join(names[:SHOWN])}{more}")
-    return lines
+    return lines + situation_lines(coverage)
+
+
+def situation_lines(coverage: Coverage) -> list[str]:
+    """How many of the rare situations reached their floor (per 1,000 worlds), and the
+    rarest ones by name (docs/fuzzing.md, "Situations")."""
+    if not coverage.worlds:
+        return []
+    rates = coverage.situations()
+    low = sorted((rate, name) for name, rate in rates.items() if rate < FLOOR)
+    line = (
+        f"situations at or above {FLOOR:g} per 1,000 worlds: {len(rates) - len(low)}/"
+        f"{len(rates)} over {coverage.worlds:,} worlds"
+    )
+    if not low:
+        return [line]
+    shown = [f"{name.removeprefix('situation ')} {rate:.1f}" for rate, name in low[:SHOWN]]
+    more = f", and {len(low) - SHOWN} more" if len(low) > SHOWN else ""
+    return [f"{line}; below: {', '.join(shown)}{more}"]

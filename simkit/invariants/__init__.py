@@ -20,6 +20,7 @@ from simkit.invariants.log import SeqAndLog
 from simkit.invariants.model import AgreesWithDeviceModel, AgreesWithRelayModel
 from simkit.invariants.paging import Paging
 from simkit.invariants.revocation import PostRevocationConfidentiality, Revocation, RotationOwed
+from simkit.invariants.secrecy import Secrecy
 from simkit.invariants.work import Work
 
 ALL = (
@@ -31,6 +32,7 @@ ALL = (
     KeyWraps,
     ApprovalGate,
     Blindness,
+    Secrecy,
     AlarmSoundness,
     AlarmCompleteness,
     Liveness,
@@ -78,7 +80,7 @@ class Monitor:
 
     def _observe(self, world) -> list[Violation]:
         out = []
-        observers, readers = self._observers, (world.coverage, *self._readers)
+        observers, readers = self._observers, (world.coverage, world.situations, *self._readers)
         trace = world.trace
         for event in trace.since(self._read):
             for reader in readers:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from simkit.model.relay import RelayModel
 from simkit.model.routes import ROUTES, Route
 from simkit.protocol.b64 import b64url_encode
+from simkit.protocol.messages import REQUESTS, malformations
 from simkit.relay.http import Request
 
 CONTENTS = ("Y2lwaGVy", "QUJD", "eHl6MTIzNDU2", "b3RoZXI", "Zg", "c2FtZQ")  # ciphertexts
@@ -437,10 +438,13 @@ def _damaged_body(b: _Build, route: Route, body: bytes) -> bytes:
         return b.pick([b"{}", b"x"])
     if route.body == "raw":
         return body
-    how = b.pick(["member"] * 4 + ["syntax"])
+    tables = REQUESTS.get(f"{route.method} {route.path}")
+    how = b.pick(["member"] * 4 + ["table"] * (4 if tables else 0) + ["syntax"])
     if how == "syntax":
         return b.pick(BAD_JSON)
     value = json.loads(body)
+    if how == "table":
+        return _malformed_body(b, tables, value)
     places = list(_places(value))
     container, name = b.pick(places)
     action = b.pick(["replace", "replace", "delete", "extra"])
@@ -451,6 +455,27 @@ def _damaged_body(b: _Build, route: Route, body: bytes) -> bytes:
     else:
         container[name] = b.pick(WRONG_VALUES)
     return _json(value)
+
+
+def _malformed_body(b: _Build, tables: tuple, value: dict) -> bytes:
+    """One malformation from the spec's table of the body, or of one of its listed
+    entries (``simkit.protocol.messages``): absent, wrong type, out of range, at the
+    boundary, an unknown member, a key given twice."""
+    table, member, entries = tables
+    listed = value.get(member) if member else None
+    if listed and b.pick([False, True]):
+        index = b.pick(range(len(listed)))
+        chosen = b.pick(malformations(entries))
+        listed[index] = chosen.apply(listed[index])
+        if chosen.kind == "duplicate-key":  # one entry given twice over: the text says it
+            text = chosen.text(listed[index])
+            listed[index] = _RAW
+            return json.dumps(value).replace(json.dumps(_RAW), text).encode()
+        return _json(value)
+    return b.pick(malformations(table)).text(value, json.dumps).encode()
+
+
+_RAW = "\x00simkit-entry\x00"  # a placeholder replaced by an entry's raw text
 
 
 def _places(value: object):

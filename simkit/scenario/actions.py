@@ -9,6 +9,7 @@ world that crashes, hangs, or silently skips the action while the report shows i
 
 import attrs
 
+from simkit.protocol.messages import ANSWER_MALFORMATIONS
 from simkit.relay.routing import ROUTES
 from simkit.scenario.reader import Reader, ScenarioError
 from simkit.sim import spec as S
@@ -52,9 +53,10 @@ MODE_PARAMS: dict[str, dict[str, object]] = {
     "drop-wraps": {},
     "substitute-wraps": {},
     "lie-epoch": {"by": "count"},
+    "malform": {"what": tuple(ANSWER_MALFORMATIONS)},
 }
 """Each malicious mode's parameters (docs/adversary.md): a kind, or the allowed words."""
-REQUIRED_PARAMS = {"substitute-keys": ("victim",)}
+REQUIRED_PARAMS = {"substitute-keys": ("victim",), "malform": ("what",)}
 
 
 @attrs.define

@@ -18,6 +18,7 @@ from simkit.client import Device
 from simkit.errors import SimkitError
 from simkit.protocol.ids import storage_key
 from simkit.protocol.keys import DeviceKeys
+from simkit.protocol.messages import ANSWER_MALFORMATIONS, ANSWER_OF
 from simkit.protocol.wrap import wrap_graph_key
 from simkit.relay import Poke, Relay, Request, Response
 from simkit.sim.clock import DEFAULT_EPOCH_MS, relay_clock
@@ -34,6 +35,7 @@ MODES = (
     "drop-wraps",
     "substitute-wraps",
     "lie-epoch",
+    "malform",
 )
 
 
@@ -135,6 +137,7 @@ class Shadow(Mode):
         served = self.world.adversary.served_cursor.get((device_id, graph_id), 0)
         rolled_back = body is not None and what == "push" and body["cursor"] < served
         if rolled_back:
+            self.world.situations.reached("a rolled-back relay answers a push")
             self.contradict(request, device_id, graph_id)
         return response
 
@@ -348,6 +351,35 @@ class LieEpoch(Mode):
         )
 
 
+class Malform(Mode):
+    """``malform``: each answer of one kind to the targets carries one malformation of
+    the spec's table of it (``what``: a name of ``ANSWER_MALFORMATIONS``: a roster entry
+    without its ``revokedAt``, a pull op whose ``c`` is of the wrong type, a keys answer
+    whose ``latestEpoch`` is out of range, ...), in the answer or its first listed entry.
+    A device must neither crash nor take what is wrong for true (the device model
+    judges what it does with it)."""
+
+    PLACE = "\x00malformed"  # stands for the malformed entry until its text goes in
+
+    def edit(self, request, device_id, response):
+        what = self.params["what"]
+        m, (route, listed) = ANSWER_MALFORMATIONS[what], ANSWER_OF[what]
+        body = _json(response)
+        if body is None or _route(request)[1] != route:
+            return response
+        if listed is None:
+            text = m.text(body)
+        else:
+            entries = body.get(listed)
+            if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
+                return response
+            rest = json.dumps({**body, listed: [self.PLACE, *entries[1:]]},
+                              separators=(",", ":"))  # fmt: skip
+            text = rest.replace(json.dumps(self.PLACE), m.text(entries[0]), 1)
+        self.world.coverage.add([f"malformed {what}"])
+        return attrs.evolve(response, body=text.encode())
+
+
 class ThiefDevice(Device):
     """A stolen device running the thief's client: it never holds its writes for a
     newer epoch, and a keys read the relay refuses does not stop it: it pushes them
@@ -428,6 +460,7 @@ class MaliciousRelay:
             "substitute-wraps": lambda: SubstituteWraps(self.world, action),
             "lie-epoch": lambda: LieEpoch(self.world, action),
             "accept-revoked": lambda: AcceptRevoked(self.world, action),
+            "malform": lambda: Malform(self.world, action),
         }
         if action.mode not in builders:
             raise AdversaryError(f"unknown adversary mode {action.mode!r}; modes are {MODES}")
@@ -460,9 +493,13 @@ class MaliciousRelay:
             for mode in self.modes:  # what the relay accepted (a rogue's push may be junk)
                 if isinstance(mode, Withhold):
                     mode.observe_push(request, device_id, graph_id)
-        for mode in active:
+        # a malformed answer is made last: every other mode edits (and counts) what the
+        # relay said, not what another mode broke (found by the fuzzer: a withholding
+        # relay reading a log page whose entries a malforming one had made a string)
+        for mode in sorted(active, key=lambda m: isinstance(m, Malform)):
             response = mode.edit(request, device_id, response)
-        if what == "pull" and response.status == 200:
+        cursor = (_json(response) or {}).get("cursor") if what == "pull" else None
+        if isinstance(cursor, int) and not isinstance(cursor, bool):  # a malformed one: not
             key = (device_id, graph_id)
-            self.served_cursor[key] = max(self.served_cursor.get(key, 0), response.json()["cursor"])
+            self.served_cursor[key] = max(self.served_cursor.get(key, 0), cursor)
         return response

@@ -17,8 +17,15 @@ from collections.abc import Iterable
 
 import attrs
 
+from simkit.protocol.messages import (
+    ANSWER_MALFORMATIONS,
+    RECORD_MALFORMATIONS,
+    REQUEST_MALFORMATIONS,
+    request_shows,
+)
 from simkit.relay.http import Refused
 from simkit.relay.routing import ROUTES, Route, match
+from simkit.sim.situations import SITUATIONS
 
 
 @attrs.frozen
@@ -188,6 +195,7 @@ refusals, or not at all."""
 ADVERSARY_MODES = (
     "withhold", "rollback", "fork", "reorder", "replay", "rewrite-log",
     "substitute-keys", "drop-wraps", "substitute-wraps", "lie-epoch", "accept-revoked",
+    "malform",
 )  # fmt: skip
 _ADVERSARY = {
     "adversary contradiction": "a target was served a contradiction it can detect directly",
@@ -231,6 +239,19 @@ def _catalogue() -> tuple[Behaviour, ...]:
     ]
     out += [Behaviour(n, "adversary", w) for n, w in _ADVERSARY.items()]
     out += [Behaviour(n, "releases", w) for n, w in _RELEASES.items()]
+    out += [
+        Behaviour(f"malformed {name}", "hostile messages", f"a received record: {name}")
+        for name in RECORD_MALFORMATIONS
+    ]
+    out += [
+        Behaviour(f"malformed {name}", "hostile messages", f"a relay's answer: {name}")
+        for name in ANSWER_MALFORMATIONS
+    ]
+    out += [
+        Behaviour(f"malformed {name}", "hostile messages", f"a request to the relay: {name}")
+        for name in REQUEST_MALFORMATIONS
+    ]
+    out += [Behaviour(n, "situations", w) for n, w in SITUATIONS.items()]
     return tuple(out)
 
 
@@ -247,10 +268,11 @@ def relay_labels(request, response) -> list[str]:
         return [f"no route {refused.response.status}"]
     name = route_name(route)
     status = response.status
+    labels = [f"malformed {m}" for m in request_shows(name, request.body)] if request.body else []
     if status != 200:
         code = _error_code(response)
-        return [f"{name} {status}" + (f" {code}" if code else "")]
-    labels = [f"{name} 200"]
+        return [*labels, f"{name} {status}" + (f" {code}" if code else "")]
+    labels.append(f"{name} 200")
     if name in ("GET /graphs/:gid/pull", "GET /graphs/:gid/log"):
         if b'"more":true' in response.body:
             labels.append(f"{name} 200 more")
@@ -259,9 +281,9 @@ def relay_labels(request, response) -> list[str]:
         return labels
     try:
         body = json.loads(response.body)
-    except ValueError:
+        return labels + [f"{name} 200 {a}" for a in _answer_labels(name, request, body)]
+    except (ValueError, TypeError, AttributeError):  # an answer a lying relay malformed
         return labels
-    return labels + [f"{name} 200 {a}" for a in _answer_labels(name, request, body)]
 
 
 def _error_code(response) -> str | None:
@@ -371,8 +393,9 @@ class Coverage:
     """How often each behaviour was reached (labels outside the catalogue are kept
     apart: a test keeps the catalogue and the labels in step)."""
 
-    def __init__(self) -> None:
+    def __init__(self, worlds: int = 0) -> None:
         self.counts: Counter[str] = Counter()
+        self.worlds = worlds  # the worlds counted (a situation counts once per world)
         self._writes: dict[tuple[str, str], tuple[int, str]] = {}  # (graph, record) -> rev, by
 
     def add(self, labels: Iterable[str]) -> None:
@@ -410,6 +433,12 @@ class Coverage:
 
     def merge(self, other: "Coverage") -> None:
         self.counts.update(other.counts)
+        self.worlds += other.worlds
+
+    def situations(self) -> dict[str, float]:
+        """Each situation: the worlds that reached it, per 1,000 worlds counted."""
+        per = 1000 / self.worlds if self.worlds else 0.0
+        return {name: self.counts[name] * per for name in SITUATIONS}
 
     def to_json(self) -> dict:
         return {
@@ -417,4 +446,6 @@ class Coverage:
             "catalogue": len(self.catalogue),
             "counts": dict(sorted(self.counts.items())),
             "never": [b.name for b in self.missing()],
+            "worlds": self.worlds,
+            "situations_per_1000": {k: round(v, 1) for k, v in self.situations().items()},
         }

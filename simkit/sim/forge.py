@@ -7,10 +7,13 @@ A checkpoint a receiver must not believe, though it is a valid record
 not know (Versioning rule 3: signed and ignored, ``newer_op``).
 """
 
+import json
+
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.protocol.b64 import b64url_encode
-from simkit.protocol.canonical import canonical_json
+from simkit.protocol.canonical import canonical_json, canonical_json_text
 from simkit.protocol.derived import checkpoint_record_id
+from simkit.protocol.messages import RECORD_MALFORMATIONS
 from simkit.protocol.primitives import aes_gcm_seal
 from simkit.protocol.records import record_aad, sign_record
 from simkit.protocol.wrap import wrap_graph_key
@@ -66,6 +69,44 @@ def forged_op(device, graph_id: str, record_id: str, how: str, delete: bool = Fa
     n = b64url_encode(nonce)
     rev = at + 1 if how == "rev" else at
     return {"recordId": record_id, "rev": rev, "e": epoch, "n": n, "c": c}
+
+
+def malformed_op(device, graph_id: str, record_id: str, name: str) -> tuple[dict, bool] | None:
+    """A push op whose sealed record has the malformation ``name``
+    (``simkit.protocol.messages.RECORD_MALFORMATIONS``), signed over the record as it
+    is sealed, so that the malformation is the one thing wrong (or, for a valid one, the
+    one thing unusual): ``(op, valid)``. None without a key."""
+    m = RECORD_MALFORMATIONS[name]
+    ring = device.keyring(graph_id)
+    if not ring.keys:
+        return None
+    sk, epoch = device.storage_key(graph_id), ring.current
+    if m.field == "id":
+        record_id = m.value  # at its 64-character limit
+    marker, at = {"stretched" if m.valid else "forged": name}, device.stamp(0)
+    record = {"id": record_id, "kind": "note", "data": marker, "at": at, "by": device.member_id}
+    if m.message == "GraphRecord" and m.kind != "duplicate-key":
+        record = m.apply(record)
+    envelope = {"v": 1, "r": record, "d": device.device_id,
+                "s": sign_record(device.keys.sign_key, sk, record)}  # fmt: skip
+    if m.message == "RecordEnvelope" and m.kind != "duplicate-key":
+        envelope = m.apply(envelope)
+    text = canonical_json_text(envelope)
+    if m.kind == "duplicate-key":  # JSON.parse keeps the second: the record's own
+        inner = m.message == "GraphRecord"
+        at = text.index('"r":{') + len('"r":{') if inner else 1
+        text = text[:at] + f'"{m.field}":{json.dumps(m.value)},' + text[at:]
+    nonce = device.entropy.token_bytes(12)
+    sealed = aes_gcm_seal(ring.keys[epoch], nonce, text.encode(), record_aad(sk, record_id))
+    stamped = record.get("at")
+    rev = (
+        stamped
+        if isinstance(stamped, int) and not isinstance(stamped, bool) and stamped >= 0
+        else at
+    )
+    op = {"recordId": record_id, "rev": rev, "e": epoch, "n": b64url_encode(nonce),
+          "c": b64url_encode(sealed)}  # fmt: skip
+    return op, m.valid
 
 
 def _sealed_op(device, graph_id: str, record: dict) -> dict:

@@ -238,7 +238,7 @@ class DeviceOracle:
         def stamped() -> None:
             model = self._following(slot)
             if model is not None:
-                model.last = max(model.last, slot.device.store.get("meta", "last", 0))
+                model.foreign_stamp(slot.device.store.get("meta", "last", 0))
 
         return stamped
 

@@ -4,7 +4,7 @@ import attrs
 
 from simkit.errors import SimkitError
 from simkit.protocol.ids import graph_id_for, storage_key
-from simkit.protocol.keyring import open_invite, open_recovery_bundle
+from simkit.protocol.keyring import open_invite, open_recovery_bundle, parse_invite
 from simkit.sim import spec as S
 from simkit.sim.adversary import ThiefDevice
 
@@ -150,6 +150,7 @@ def _recover(world, a: S.Recover) -> None:
     if source is None:
         return
     bundle = source.recovery_bundle(PASSPHRASE)
+    world.channels.bundle_made(PASSPHRASE, bundle)
     slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
@@ -165,6 +166,8 @@ def _invite(world, a: S.Invite) -> None:
     if inviter is None:
         return
     invite, box = inviter.invite(graph_id_for(a.graph, inviter.member_id))
+    door, secret = parse_invite(invite)
+    world.channels.to_host(door, box, secret)  # the invitee is handed the invite alone
     world.host.join(a.graph.partition(":")[2], a.member)
     slot = world.new_slot(a.member, a.device)
 

@@ -28,6 +28,7 @@ from simkit.relay.events import DeviceRevoke, GraphRotate
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
 from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
+from simkit.sim.channels import Channels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.costs import Costs
 from simkit.sim.determinism import run_virtual
@@ -39,6 +40,7 @@ from simkit.sim.oracles import DeviceOracle, RelayOracle
 from simkit.sim.release import Versions
 from simkit.sim.schedule import PASSPHRASE, perform
 from simkit.sim.settle import STABLE_S, patience, progress, settled
+from simkit.sim.situations import Situations
 from simkit.sim.trace import Trace
 from simkit.sim.variant import HONEST, Variant
 from simkit.sim.workload import write_for, writers
@@ -117,6 +119,8 @@ class _Link:
         foreign = world.foreign()
         if foreign:  # the relay side may ask (``World.sent_by_foreign``)
             world.foreign_requests[id(request)] = request
+        pushed = request.method == "POST" and request.path.endswith("/push")
+        records = world.situations.push_sent(self._device_id, request.body) if pushed else ()
         try:
             response = await self._transport.send(request, **fields)
         except TransportError:
@@ -126,10 +130,25 @@ class _Link:
         finally:
             if foreign:
                 del world.foreign_requests[id(request)]
+            if records:
+                world.situations.push_done(self._device_id, records)
         await self._trip(before=False)
         if oracle is not None:
             oracle.received(self._device_id, request, response)
         return response
+
+
+async def _until_reached(call, *args, **kwargs):
+    """Setup's step ``call(*args, **kwargs)``, tried again every 10 s while the relay
+    cannot be reached: a lossy network delays a fleet's setup, never aborts it (setup
+    is the run's premise, not under test; a retried bootstrap finds the epoch it may
+    have minted, client rule 13)."""
+    for _ in range(REGISTER_ATTEMPTS):
+        try:
+            return await call(*args, **kwargs)
+        except RelayUnavailable:
+            await trio.sleep(10)
+    return await call(*args, **kwargs)
 
 
 class World:
@@ -176,13 +195,15 @@ class World:
         self.tripwires: dict[str, Tripwire] = {}  # device -> a fault armed on its link
         self.ledger = Ledger()  # what really happened (simkit.sim.ledger)
         self.costs = Costs()  # what the run cost (simkit.sim.costs)
+        self.channels = Channels()  # what left the devices, until judged (secrecy)
+        self.situations = Situations(self)  # rare moments reached (simkit.sim.situations)
         self.relay: Relay | None = None
         self.adversary: MaliciousRelay | None = None
         self.network: Network | None = None
         self._nursery: trio.Nursery | None = None
         self.settled_at: float | None = None
         self.drained = False  # the quiescence check ran (settled or not)
-        self.coverage = Coverage()  # behaviours reached (simkit.sim.behaviours)
+        self.coverage = Coverage(worlds=1)  # behaviours reached (simkit.sim.behaviours)
         if self.versions.release:
             self.coverage.add(["release"])
         self.relay_oracle: RelayOracle | None = None  # built with the relay when asked for
@@ -304,7 +325,8 @@ class World:
             if creators:
                 device = self.slots[creators[0]].device
                 self.note("event", "schedule", name="Bootstrap", graph=sk, by=device.device_id)
-                await device.bootstrap(graph_id_for(sk, device.member_id))
+                graph_id = graph_id_for(sk, device.member_id)
+                await _until_reached(device.bootstrap, graph_id)
         for slot in slots:
             await slot.device.sync()
 
@@ -313,6 +335,7 @@ class World:
     def _serve(self, request):
         """The relay as the network reaches it (the adversary's wrapper), counting what
         each answer exercised."""
+        self.channels.to_relay(f"{request.path}?{request.query}".encode() + request.body)
         response = self.adversary.handle(request)
         self.coverage.add(relay_labels(request, response))
         if self.versions.release:
@@ -422,16 +445,9 @@ class World:
                 slot.scopes.remove(scope)
 
     async def _register(self, slot: DeviceSlot) -> None:
-        """A device registers, retrying every 10 s while the relay cannot be reached (the
-        user opens the app again): a lossy network delays a fleet, never aborts it."""
-        for _ in range(REGISTER_ATTEMPTS):
-            try:
-                await slot.device.register(self_sig=slot.self_sig)
-                break
-            except RelayUnavailable:
-                await trio.sleep(10)
-        else:
-            await slot.device.register(self_sig=slot.self_sig)
+        """A device registers (the user opens the app again while the relay cannot be
+        reached)."""
+        await _until_reached(slot.device.register, self_sig=slot.self_sig)
         slot.registered = True
 
     async def bring_online(self, slot: DeviceSlot) -> None:
@@ -680,6 +696,7 @@ class World:
     def apply(self, device_id: str, write) -> dict:
         """Do an application write on a device and trace it with the rev it got."""
         slot = self.slots[device_id]
+        self.situations.wrote(device_id, write.record_id)
         record = write.apply(slot.device)
         self.costs.writes += 1
         sk = slot.device.storage_key(write.graph_id)
@@ -736,6 +753,7 @@ class World:
         if slot.device is None or source is None:
             return
         bundle = source.recovery_bundle(PASSPHRASE)
+        self.channels.bundle_made(PASSPHRASE, bundle)
         wiped = [
             [graph_id, record_id]
             for graph_id in slot.device.graphs()

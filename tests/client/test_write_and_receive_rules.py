@@ -146,6 +146,31 @@ async def test_rule2_a_roster_fetched_before_the_record_was_written_is_fetched_a
 
 
 @virtual
+async def test_rule2_a_roster_vouches_on_the_relays_clock_from_the_last_push_answer():
+    """F21: b1's clock runs two minutes ahead, too little for the relay to refuse its
+    writes, so clock repair never corrects it. b1 fetched the roster before a2's
+    revocation; on b1's own clock that fetch came after a record claiming a2 wrote it
+    just after the revocation. On the relay's clock (b1's last push answer's ``now``)
+    it came before, so b1 fetches the roster again and refuses the record."""
+    world = World()
+    caching = {"b1": AppConfig(recheck_s=30.0)}  # b1 keeps its roster for 30 s
+    a1, a2, b1 = await team(world, ("alice", "a1"), ("alice", "a2"), ("bob", "b1"), configs=caching)
+    b1.clock.offset_ms = 120_000
+    b1.put("g:team", "b", "note", {"t": 1})  # pushed: b1 learns the relay's clock
+    a2.put("g:team", "before", "note", {"t": "written while active"})
+    await world.sync_all()
+    assert b1.roster("g:team")["a2"]["revokedAt"] is None  # cached, and fresh by age
+    assert b1.relay_offset is not None and b1.relay_offset >= 120_000
+    assert (await a1.request("POST", "/devices/a2/revoke")).status == 200  # no rotation
+    revoked_at = world.relay.state.devices["a2"].revoked_at
+    forge(a1, "g:team", _record("alice", revoked_at + 1), d="a2", sign_with=a2.keys)
+    await world.sync_all()
+    reasons = [e.fields["reason"] for e in b1.events if e.kind == "record.rejected"]
+    assert reasons == ["revoked-device"]
+    assert b1.get("g:team", "x1") is None
+
+
+@virtual
 async def test_rule2_and_6_a_signer_newer_than_the_cached_roster_defers_when_the_roster_is_down():
     """F17 (found by the device model): a record signed by a device linked after b1
     cached its roster is looked up in the roster again; when that read fails, b1 used
@@ -154,6 +179,7 @@ async def test_rule2_and_6_a_signer_newer_than_the_cached_roster_defers_when_the
     caching = {"b1": AppConfig(recheck_s=30.0)}  # b1 keeps its roster for 30 s
     a1, b1 = await team(world, ("alice", "a1"), ("bob", "b1"), configs=caching)
     a1.put("g:team", "n1", "note", {"t": 1})
+    b1.put("g:team", "b", "note", {"t": 1})  # its push answer tells b1 the relay's clock
     await world.sync_all()  # b1 fetched the roster to vouch for n1, and caches it
     a2 = await world.registered("alice", "a2")  # not in b1's cached roster
     # stamped before b1 fetched its roster, so the cache is fresh enough to vouch for it

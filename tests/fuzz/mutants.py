@@ -374,8 +374,8 @@ CLIENT = (
     Mutant(
         "approve-mode-wraps-pending",
         "client/approval.py",
-        "return GateDecision(mode == OBSERVE and fingerprint is not None, state, event)",
-        "return GateDecision(fingerprint is not None, state, event)",
+        "return GateDecision(mode == OBSERVE, state, event)",
+        "return GateDecision(True, state, event)",
         "Client rule 14: 'Blocked devices are named in `excluding` (mode `approve`); in "
         "mode `observe` (default) the key is wrapped anyway.' Pin: 'Only `approved` "
         "devices are wrapped to in `approve` mode.'",
@@ -647,15 +647,15 @@ CLIENT_CLAUSES = (
     Mutant(
         "observe-mode-blocks-pending",
         "client/approval.py",
-        "return GateDecision(mode == OBSERVE and fingerprint is not None, state, event)",
+        "return GateDecision(mode == OBSERVE, state, event)",
         "return GateDecision(False, state, event)",
         "Client rule 14: 'in mode `observe` (default) the key is wrapped anyway.'",
     ),
     Mutant(
         "gate-ignores-changed-keys",
         "client/approval.py",
-        "if state == APPROVED and fingerprint is not None and pin.fingerprint == fingerprint:",
-        "if state == APPROVED and fingerprint is not None:",
+        "if state == APPROVED and pin.fingerprint == fingerprint:",
+        "if state == APPROVED:",
         "Client rule 14: 'one approval gate that fingerprints the key triple it was handed'; "
         "Pin: 'approved | published keys' fingerprint changed at a wrap | conflicted'.",
     ),

@@ -41,5 +41,9 @@ def test_an_override_points_example_runs_its_method_when_fuzzed(point):
     owner, name = point.split(".")
     cls, base = (variant.relay, Relay) if owner == "Relay" else (variant.device, Device)
     assert overridden(cls, base) == {name: cls}  # one method: the rule it changes
-    ran = fuzz(variant, seconds=600, seed=1, max_steps=25, examples=6, shrink=False).exercise
-    assert ran.calls[f"{cls.__qualname__}.{name}"] > 0, ran.calls
+    method = f"{cls.__qualname__}.{name}"
+    for seed in (1, 2, 3):  # 6 examples a seed: a rarely reached rule may need a second
+        ran = fuzz(variant, seconds=600, seed=seed, max_steps=25, examples=6, shrink=False)
+        if ran.exercise.calls[method]:
+            break
+    assert ran.exercise.calls[method] > 0, ran.exercise.calls

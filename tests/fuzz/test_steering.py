@@ -58,11 +58,11 @@ def test_a_follow_up_is_drawn_only_once_there_is_a_kept_example(data):
 
 
 def test_a_steered_run_makes_its_change_depart_in_more_examples_same_seed():
-    """any-rev (push rule 1) with seed 2, 20 examples each: the unsteered run departs in
-    one example, the steered one follows that example up (measured: 1 vs 4 examples)."""
+    """any-rev (push rule 1) with seed 5, 20 examples each: the steered run follows up
+    the examples that departed (measured: 3 vs 8 examples, 7 vs 96 departures)."""
     change = load_variant("simkit.bench.changes:any_rev")
     runs = {
-        steer: fuzz(change, seconds=600, seed=2, max_steps=25, examples=20, steer=steer)
+        steer: fuzz(change, seconds=600, seed=5, max_steps=25, examples=20, steer=steer)
         for steer in (False, True)
     }
     plain, steered = (runs[s].exercise for s in (False, True))

@@ -8,7 +8,12 @@ from simkit.errors import SimkitError
 from simkit.model.device.graph import Graph
 from simkit.model.device.views import Pin
 from simkit.model.device.wire import parsed
-from simkit.protocol.keys import device_fingerprint, self_attestation_bytes, verify_bytes
+from simkit.protocol.keys import (
+    device_fingerprint,
+    import_public_jwk,
+    self_attestation_bytes,
+    verify_bytes,
+)
 from simkit.protocol.wrap import unwrap_graph_key
 
 
@@ -210,9 +215,14 @@ def fingerprint(entry: dict) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _fingerprint(triple: str) -> str | None:
-    """A pure function of the triple, computed once: every roster read lists them all."""
+    """A pure function of the triple, computed once: every roster read lists them all.
+    None when either key is no point of P-256: nobody can wrap to it (the Device
+    table: both keys are P-256 keys), so excluding it is no choice of the device's."""
     try:
-        return device_fingerprint(*json.loads(triple))
+        member, pub, sig = json.loads(triple)
+        import_public_jwk(pub)
+        import_public_jwk(sig)
+        return device_fingerprint(member, pub, sig)
     except (SimkitError, KeyError, TypeError, ValueError):
         return None
 

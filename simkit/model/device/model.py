@@ -31,10 +31,23 @@ from simkit.model.device.wire import as_int, error_code, is_count, parsed, route
 from simkit.model.device.writes import WriteRules
 from simkit.model.rules import changed
 from simkit.protocol.ids import graph_id_for, storage_key
+from simkit.protocol.messages import answer_problems
 
 Clock = Callable[[], int]  # reads the device's own clock, in ms
 
 SYNC_ROUTES = ("push", "pull", "log", "get_keys", "keygaps", "roster", "put_keys", "discard")
+CHECKED = {"pull": "pull", "log": "log", "get_keys": "keys", "roster": "devices",
+           "keygaps": "keygaps", "push": "push"}  # fmt: skip
+"""The routes whose answer the spec's tables fix (simkit.protocol.messages.ROUTES)."""
+
+
+def _malformed(route: str | None, response) -> str | None:
+    """What the spec's tables refuse in a 200 answer the device reads (None: nothing):
+    an answer a relay that lies malformed, which tells the device nothing."""
+    if response.status != 200 or route not in CHECKED:
+        return None
+    answer = parsed(response.body)
+    return answer_problems(CHECKED[route], answer) if answer is not None else "not JSON"
 
 
 @attrs.frozen
@@ -63,6 +76,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self.tick = 0
         self.boot = 0
         self.last = 0  # the previous stamp (client rule 1)
+        self._foreign_last = 0  # a stamp another client took, durable at the next commit
         self.skew = 0  # own clock - relay now, once adopted (client rule 9)
         self._staged: list = []  # answers processed at the device's next commit
         self._tasks: dict[object, tuple] = {}  # task -> what its next request must be
@@ -206,11 +220,14 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         in ms (read only when a rule needs it: reading it for every answer is slow)."""
         self.tick += 1
         status = response.status
-        if status == 429 or status >= 500:
-            self._failed(task, request, now, f"status {status}")
+        route, params = route_of(request)
+        wrong = _malformed(route, response)
+        if status == 429 or status >= 500 or wrong:
+            self._failed(task, request, now, wrong or f"status {status}")
         else:
             self._failures.pop(task, None)
-        route, params = route_of(request)
+        if wrong:  # it tells the device nothing: a server failure, its push still in flight
+            return
         sk = self._sk(params["gid"]) if route is not None and "gid" in params else None
         retried = status == 429 or status >= 500  # the push stays in flight
         push = (self._pushes.get if retried else self._pushes.pop)(task, None)
@@ -284,8 +301,15 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
 
     # -- the application, crashes, imports -------------------------------------------------
 
+    def foreign_stamp(self, at: int) -> None:
+        """A non-conforming client stamped with the device's high-water mark: it holds
+        from the device's next commit, and is gone with a crash before one (so the
+        device may stamp ``at`` again; found by the fuzzer)."""
+        self._foreign_last = max(self._foreign_last, at)
+
     def crashed(self) -> None:
         """What the device had received but not committed is gone with its process."""
+        self._foreign_last = 0
         self._staged.clear()
         self._tasks.clear()
         self._pushing.clear()
@@ -322,6 +346,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
     def committed(self, changes: Changes, clock: Clock) -> None:
         """One commit of the device's durable state; ``clock`` reads its own clock in ms."""
         self.tick += 1
+        self.last, self._foreign_last = max(self.last, self._foreign_last), 0
         staged, self._staged = self._staged, []
         for kind, *args in staged:
             if kind == "push":

@@ -1,0 +1,45 @@
+"""Rare situations (docs/fuzzing.md, "Situations"): each is counted once per world that
+reaches it, so a merged count over many worlds reads as worlds per 1,000."""
+
+from simkit.invariants import Monitor
+from simkit.sim.behaviours import NAMES, Coverage
+from simkit.sim.network import NetworkProfile
+from simkit.sim.situations import SITUATIONS
+from simkit.sim.world import run_world
+from tests.sim.worlds import faulty_team, pair
+
+
+def _reached(spec, honest=True) -> Coverage:
+    return run_world(spec, monitor=Monitor(honest, only=())).coverage
+
+
+def test_every_situation_is_a_catalogue_behaviour():
+    assert set(SITUATIONS) <= NAMES
+
+
+def test_a_push_cut_by_an_outage_counts_once_per_world_however_often():
+    lossy = NetworkProfile(request_loss=0.1, response_loss=0.1)
+    coverage = _reached(faulty_team(duration_s=240, network=lossy))
+    assert coverage.counts["situation a push cut by an outage"] == 1
+    assert coverage.worlds == 1
+
+
+def test_a_rolled_back_relay_answering_a_push_is_reached_by_a_rollback():
+    coverage = _reached(pair("rollback", {"snapshot_at": 30}), honest=False)
+    assert coverage.counts["situation a rolled-back relay answers a push"] == 1
+    quiet = _reached(pair("withhold", {"log": "lists"}), honest=False)
+    assert quiet.counts["situation a rolled-back relay answers a push"] == 0
+
+
+def test_merged_coverage_reads_as_worlds_per_thousand():
+    merged = Coverage()
+    for reached in (True, False, False, False):
+        one = Coverage(worlds=1)
+        if reached:
+            one.add(["situation a push cut by an outage"])
+        merged.merge(one)
+    rates = merged.situations()
+    assert merged.worlds == 4
+    assert rates["situation a push cut by an outage"] == 250.0
+    assert rates["situation an older epoch granted after a newer one"] == 0.0
+    assert merged.to_json()["situations_per_1000"]["situation a push cut by an outage"] == 250.0
