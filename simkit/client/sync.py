@@ -36,7 +36,7 @@ def prior_rev(record: dict | None) -> int:
 
 async def sync_graph(device, graph_id: str) -> dict:
     stats = {"pushed": 0, "pulled": 0, "refused": 0}
-    if device.due(graph_id, "keys") and await keyops.refresh_keys(device, graph_id) is None:
+    if device.due(graph_id, "keys") and await _checked_keys(device, graph_id) is None:
         device.not_checked(graph_id, "keys")  # due again next run (F18)
         return stats
     if (
@@ -56,6 +56,17 @@ async def sync_graph(device, graph_id: str) -> dict:
         if publish_checkpoint(device, graph_id):
             stats["pushed"] += await push(device, graph_id)
     return stats
+
+
+async def _checked_keys(device, graph_id: str) -> dict | None:
+    """The key recheck this run is due: one that never reached the relay did not happen
+    and stays due, so that a device back from an outage learns of a rotation before it
+    pushes what it wrote meanwhile (client rule 5; F22 in docs/findings.md)."""
+    try:
+        return await keyops.refresh_keys(device, graph_id)
+    except RelayUnavailable:
+        device.not_checked(graph_id, "keys")
+        raise
 
 
 # -- push ------------------------------------------------------------------------------
