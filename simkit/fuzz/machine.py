@@ -748,11 +748,15 @@ class AdversaryMachine(WorldMachine):
             return
         mode = self.pick(data, CLASSIC_MODES if self.classic else MODES, "mode")
         target = self.pick(data, self.honest_devices(), "target")
+        graphs = self.graphs_of(target) if mode[0] == "rollback" else []
+        graph = self.pick(data, graphs, "graph") if graphs else None
+        if graph is not None:  # the target is served a counter the snapshot lacks ...
+            self.do(A.Write(device=target, graph=graph, record=RECORDS[1], op="edit"))
+            self.do(A.Advance(seconds=5))
         self.do(self._mode(data, *mode, target))
-        if mode[0] == "rollback" and self.graphs_of(target):
-            # the target writes at once: a rolled-back relay answering its push is the
+        if graph is not None:
+            # ... then writes at once: a rolled-back relay answering its push is the
             # contradiction this mode is about (a situation; rare when left to chance)
-            graph = self.pick(data, self.graphs_of(target), "graph")
             self.do(A.Write(device=target, graph=graph, record=RECORDS[0], op="edit"))
 
     @since_classic
