@@ -20,7 +20,7 @@ SECONDS = 60.0
 def one(ref: str, seed: int, seconds: float, steer: bool) -> dict:
     """One fuzz run of the change ``ref`` (a fresh process: no run warms another)."""
     from simkit.fuzz.runner import fuzz
-    from simkit.sim.variant import load_variant
+    from simkit.sim.variants import load_variant
 
     result = fuzz(
         load_variant(ref), seconds=seconds, seed=seed, max_steps=25, shrink=False, steer=steer

@@ -31,7 +31,8 @@ from simkit.campaign.cluster import LOCAL_STOP, local_stop
 from simkit.fuzz.mutants import Mutant, mutated_copy
 from simkit.fuzz.runner import FuzzResult, fuzz
 from simkit.realtime import wall_clock
-from simkit.sim.variant import HONEST, load_variant
+from simkit.sim.variant import HONEST
+from simkit.sim.variants import load_variant
 
 CHUNK_EXAMPLES = 10  # two of the runner's alternating chunks: 5 honest, 5 adversary
 STOP_CHECK_S = 1.0  # how often a running chunk asks whether the campaign stopped

@@ -95,7 +95,7 @@ def campaign(
     from simkit.campaign.report import summary, write_report
     from simkit.campaign.text import finding_lines, progress_line, summary_lines
     from simkit.fuzz.corpus import KNOWN
-    from simkit.sim.variant import load_variant, ref_resolved_from
+    from simkit.sim.variants import load_variant, ref_resolved_from
 
     for bad, hint in (
         (workers is not None and scheduler is not None, "--workers and --scheduler"),

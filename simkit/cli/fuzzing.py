@@ -72,7 +72,8 @@ def fuzz(
     from simkit.campaign.cluster import cores
     from simkit.fuzz.runner import fuzz as run_fuzz
     from simkit.fuzz.text import found_line, no_violation_lines, progress_line, violation_lines
-    from simkit.sim.variant import HONEST, load_variant, ref_resolved_from
+    from simkit.sim.variant import HONEST
+    from simkit.sim.variants import load_variant, ref_resolved_from
     from simkit.sim.versions import newer_client, previous_release
 
     variant = load_variant(variant_ref) if variant_ref else HONEST

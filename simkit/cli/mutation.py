@@ -61,7 +61,7 @@ def mutate(
     from simkit.campaign.mutation import scores
     from simkit.campaign.report import write_report
     from simkit.campaign.text import progress_line
-    from simkit.sim.variant import load_variant, ref_resolved_from
+    from simkit.sim.variants import load_variant, ref_resolved_from
 
     if workers is not None and scheduler is not None:
         raise click.UsageError("--workers and --scheduler do not go together")

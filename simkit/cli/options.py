@@ -138,7 +138,8 @@ def release_of(rollout: bool, mix: bool, base_ref: str | None, variant=None):
     (exit 2) when ``--base`` comes without ``--rollout`` or ``--mix``, or when the
     release would go from a version to itself (``variant``: the new one, None: the
     protocol as specified): a release of nothing, whose "no violation" says nothing."""
-    from simkit.sim.variant import HONEST, load_variant
+    from simkit.sim.variant import HONEST
+    from simkit.sim.variants import load_variant
 
     kinds = frozenset(k for k, on in (("rollout", rollout), ("mix", mix)) if on)
     if base_ref and not kinds:

@@ -70,7 +70,8 @@ def compare(
     from simkit.campaign.cluster import cores
     from simkit.report.compare import Side, compare, write_comparison
     from simkit.scenario.load import load_library
-    from simkit.sim.variant import HONEST, load_variant
+    from simkit.sim.variant import HONEST
+    from simkit.sim.variants import load_variant
 
     if variant_ref is None:
         raise click.UsageError("--variant names the change to review")

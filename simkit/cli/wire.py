@@ -73,7 +73,7 @@ def serve(
     import trio
 
     from simkit.relay import Relay
-    from simkit.sim.variant import load_variant
+    from simkit.sim.variants import load_variant
     from simkit.wire.serve import open_server, run
 
     relay_class = load_variant(variant_ref).relay if variant_ref else Relay

@@ -12,7 +12,7 @@ import attrs
 
 from simkit.client.clock import Clock
 from simkit.errors import SimkitError, TransportError
-from simkit.relay import Request, Response
+from simkit.protocol.http import Request, Response
 
 
 class Transport(Protocol):

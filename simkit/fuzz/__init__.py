@@ -14,7 +14,8 @@ from simkit.fuzz.machine import (
     machine_for,
 )
 from simkit.fuzz.steps import WorldParams, apply_step
-from simkit.sim.variant import HONEST, Variant, load_variant
+from simkit.sim.variant import HONEST, Variant
+from simkit.sim.variants import load_variant
 
 __all__ = [
     "HONEST",

@@ -20,7 +20,7 @@ import attrs
 
 from simkit.errors import describe
 from simkit.fuzz.reproducer import Reproducer, ReproducerError, replay
-from simkit.sim.variant import ref_resolved_from
+from simkit.sim.variants import ref_resolved_from
 
 KNOWN = Path(".hypothesis") / "simkit-findings"
 

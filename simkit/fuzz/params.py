@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from simkit.client.config import AppConfig
 from simkit.errors import InputError
 from simkit.fuzz.rogue import ROGUE_GROUP, ROGUES
-from simkit.relay.limits import RateLimit
+from simkit.protocol.limits import RateLimit
 from simkit.sim import spec as S
 from simkit.sim.network import NetworkProfile
 

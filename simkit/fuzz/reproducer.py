@@ -23,7 +23,8 @@ from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
 from simkit.invariants.verdicts import first_violation, verdicts
-from simkit.sim.variant import HONEST, load_variant, named, ref_relative_to, ref_resolved_from
+from simkit.sim.variant import HONEST
+from simkit.sim.variants import load_variant, named, ref_relative_to, ref_resolved_from
 
 FORMAT = 1  # the reproducer file format this simkit writes and reads
 KEYS = ("simkit", "format", "machine", "variant", "base", "world", "steps", "violations",

@@ -11,7 +11,7 @@ step as JSON; a long run of one byte (an oversized body) as its length and byte.
 
 from simkit.model.requests import WEIGHTS, Filler, RequestSpace
 from simkit.protocol.b64 import b64url_decode, b64url_encode
-from simkit.relay.http import Request
+from simkit.protocol.http import Request
 
 ROGUES = {"mallory": ("m1", "m2", "m3"), "trudy": ("t1", "t2")}
 ROGUE_GROUP = "lab"

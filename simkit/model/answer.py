@@ -11,7 +11,7 @@ import attrs
 
 from simkit.errors import EncodingError
 from simkit.protocol.canonical import compact_json, parse_json
-from simkit.relay.http import Response
+from simkit.protocol.http import Response
 
 JSON = "application/json"
 

@@ -1,18 +1,13 @@
 """Blobs: raw ciphertext under retention policies, and the sweeper (spec: Blobs)."""
 
-from typing import TYPE_CHECKING
-
 from simkit.model import schema
 from simkit.model.answer import Expected, Refuse, invalid, ok
 from simkit.model.state import Call, Graph
 
-if TYPE_CHECKING:
-    from simkit.model.relay import RelayModel
-
 POLICIES = ("retain", "transport", "ephemeral")
 
 
-def upload(model: "RelayModel", call: Call) -> Expected:
+def upload(model, call: Call) -> Expected:
     """A new blob ID stores the body; an existing one is a retry, never an edit."""
     rule = "blobs: upload"
     blob_id, query = call.params["blobId"], call.query
@@ -56,7 +51,7 @@ def _answer(blob: dict, duplicate: bool) -> dict:
     }
 
 
-def _find(model: "RelayModel", call: Call, rule: str) -> tuple[Graph, str, dict]:
+def _find(model, call: Call, rule: str) -> tuple[Graph, str, dict]:
     """The path's blob; missing or past its expiry (swept or not) is 404."""
     blob_id = call.params["blobId"]
     if not schema.safe_id(blob_id):
@@ -72,14 +67,14 @@ def _expired(blob: dict, now: int) -> bool:
     return blob["expiresAt"] is not None and blob["expiresAt"] <= now
 
 
-def download(model: "RelayModel", call: Call) -> Expected:
+def download(model, call: Call) -> Expected:
     rule = "blobs: download"
     _, _, blob = _find(model, call, rule)
     headers = {"content-type": "application/octet-stream", "x-blob-nonce": blob["nonce"]}
     return Expected(200, rule, raw=blob["data"], headers=headers)
 
 
-def ack(model: "RelayModel", call: Call) -> Expected:
+def ack(model, call: Call) -> Expected:
     """A member's receipt; a transport blob is forgotten once every current member acked."""
     rule = "blobs: ack"
     graph, blob_id, blob = _find(model, call, rule)
@@ -93,17 +88,17 @@ def ack(model: "RelayModel", call: Call) -> Expected:
     return ok(rule, {"ok": True, "forgotten": forgotten})
 
 
-def _delivered(model: "RelayModel", graph: Graph, blob: dict) -> bool:
+def _delivered(model, graph: Graph, blob: dict) -> bool:
     return set(model.current_members(graph.key)) <= blob["receipts"]
 
 
-def delete(model: "RelayModel", call: Call) -> Expected:
+def delete(model, call: Call) -> Expected:
     graph, blob_id, _ = _find(model, call, "blobs: DELETE")
     del graph.blobs[blob_id]
     return ok("blobs: DELETE -> deleted", {"ok": True})
 
 
-def sweep(model: "RelayModel", now: int) -> int:
+def sweep(model, now: int) -> int:
     """Forget ephemeral blobs past their ttl and transport blobs every current member acked."""
     forgotten = 0
     for graph in model.graphs.values():

@@ -9,8 +9,8 @@ restarts are told to the check as they happen, because neither is a request.
 from simkit.model.answer import Expected, compare
 from simkit.model.relay import RelayModel
 from simkit.model.store import adopt, graph_findings, relay_counters, store_findings
-from simkit.relay.host import Host
-from simkit.relay.http import Request, Response
+from simkit.protocol.host import Host
+from simkit.protocol.http import Request, Response
 
 
 class ModelCheck:

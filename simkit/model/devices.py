@@ -1,18 +1,13 @@
 """Devices: set-once registration, the member's own list, revocation (spec: Devices)."""
 
-from typing import TYPE_CHECKING
-
 from simkit.model import schema
 from simkit.model.answer import Expected, Refuse, invalid, ok
 from simkit.model.state import Call
 
-if TYPE_CHECKING:
-    from simkit.model.relay import RelayModel
-
 THUMBPRINT = ("crv", "kty", "x", "y")  # RFC 7638: the members that make two JWKs one key
 
 
-def register(model: "RelayModel", call: Call) -> Expected:
+def register(model, call: Call) -> Expected:
     rule = "devices: PUT /devices/:deviceId"
     if call.params["deviceId"] != call.device:
         raise Refuse(403, "device-mismatch", f"{rule}: a device registers itself")
@@ -45,13 +40,13 @@ def fresh(device: str, is_fresh: bool) -> dict:
     return {"ok": True, "deviceId": device, "fresh": is_fresh}
 
 
-def list_devices(model: "RelayModel", call: Call) -> Expected:
+def list_devices(model, call: Call) -> Expected:
     return ok(
         "devices: GET /devices (the member's own)", {"devices": model.devices_of(call.member)}
     )
 
 
-def revoke(model: "RelayModel", call: Call) -> Expected:
+def revoke(model, call: Call) -> Expected:
     """Drops the device's wraps, marks it revoked, flags every graph it held keys for."""
     rule = "devices: revoke"
     target = call.params["deviceId"]

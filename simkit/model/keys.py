@@ -1,18 +1,13 @@
 """Keys: wrapped graph keys per device and epoch, the roster, key gaps (spec: Keys)."""
 
-from typing import TYPE_CHECKING
-
 from simkit.model import schema
 from simkit.model.answer import Expected, Refuse, invalid, ok
 from simkit.model.state import Call
 
-if TYPE_CHECKING:
-    from simkit.model.relay import RelayModel
-
 ROSTER = ("deviceId", "memberId", "pubJwk", "sigJwk", "selfSig", "revokedAt")
 
 
-def get_keys(model: "RelayModel", call: Call) -> Expected:
+def get_keys(model, call: Call) -> Expected:
     """The graph's key state and the calling device's own wraps."""
     graph = model.graph(call.key)
     wraps = [
@@ -30,14 +25,14 @@ def get_keys(model: "RelayModel", call: Call) -> Expected:
     )
 
 
-def roster(model: "RelayModel", call: Call) -> Expected:
+def roster(model, call: Call) -> Expected:
     """Devices of current members and of every member who ever pushed, revoked included."""
     members = sorted({*model.current_members(call.key), *model.graph(call.key).pushers})
     devices = [{name: d[name] for name in ROSTER} for m in members for d in model.devices_of(m)]
     return ok("keys: the roster", {"devices": devices})
 
 
-def keygaps(model: "RelayModel", call: Call) -> Expected:
+def keygaps(model, call: Call) -> Expected:
     """Eligible devices lacking some epoch, with public keys from the roster."""
     graph = model.graph(call.key)
     gaps = []
@@ -51,7 +46,7 @@ def keygaps(model: "RelayModel", call: Call) -> Expected:
     return ok("keys: keygaps", {"latestEpoch": graph.latest_epoch, "gaps": gaps})
 
 
-def put_keys(model: "RelayModel", call: Call) -> Expected:
+def put_keys(model, call: Call) -> Expected:
     """``epoch > latest`` mints (rotation rules 1-6); ``epoch <= latest`` grants into gaps."""
     if not schema.keys_body(call.body):
         raise invalid("keys: body schema")
@@ -100,7 +95,7 @@ def _only_member_devices(wraps: dict[str, str], eligible: list[str], rule: str) 
         raise Refuse(400, "not-a-member-device", rule, devices=strangers)
 
 
-def discard(model: "RelayModel", call: Call) -> Expected:
+def discard(model, call: Call) -> Expected:
     """DELETE keys/:epoch removes the caller's own wrap and nobody else's."""
     rule = "keys: DELETE keys/:epoch"
     if not schema.decimal(call.params["epoch"], 1):

@@ -11,7 +11,7 @@ from simkit.model.answer import Expected, Refuse, ok
 from simkit.model.relay import RelayModel
 from simkit.model.routes import Route
 from simkit.model.state import Call
-from simkit.relay.http import Request
+from simkit.protocol.http import Request
 
 RULE = "Versioning rule 3 (an older relay)"
 

@@ -1,18 +1,13 @@
 """Records: push with its four per-op rules, pull, and the log (spec: Records)."""
 
-from typing import TYPE_CHECKING
-
 from simkit.model import schema
 from simkit.model.answer import Expected, invalid, ok
 from simkit.model.state import Call, Graph
 
-if TYPE_CHECKING:
-    from simkit.model.relay import RelayModel
-
 OPTIONAL = ("e", "k", "sh")
 
 
-def push(model: "RelayModel", call: Call) -> Expected:
+def push(model, call: Call) -> Expected:
     """Push rules 1-4 per op, in order; the whole seq range is reserved up front."""
     settings = model.settings
     if not schema.push_body(call.body, settings.max_ops_per_push, settings.max_ciphertext_chars):
@@ -54,7 +49,7 @@ def _stored_form(op: dict) -> dict:
     return row
 
 
-def _quota(model: "RelayModel", graph: Graph, row: dict | None, op: dict) -> str | None:
+def _quota(model, graph: Graph, row: dict | None, op: dict) -> str | None:
     """Push rule 3: a new row over the record quota, or stored ciphertext over the byte quota."""
     if row is None and len(graph.rows) + 1 > model.settings.quota_records:
         return "quota-records"
@@ -64,7 +59,7 @@ def _quota(model: "RelayModel", graph: Graph, row: dict | None, op: dict) -> str
     return None
 
 
-def _page(model: "RelayModel", call: Call, rule: str) -> tuple[int, int]:
+def _page(model, call: Call, rule: str) -> tuple[int, int]:
     """``after`` defaults to 0; ``limit`` defaults to, and is capped at, maxPullLimit."""
     query, ceiling = call.query, model.settings.max_pull_limit
     after, limit = query.get("after", "0"), query.get("limit", str(ceiling))
@@ -78,7 +73,7 @@ def _cursor(graph: Graph, after: int, page: list[dict], more: bool) -> int:
     return page[-1]["seq"] if more else max(after, graph.counter)
 
 
-def pull(model: "RelayModel", call: Call) -> Expected:
+def pull(model, call: Call) -> Expected:
     rule = "pull rules"
     after, limit = _page(model, call, rule)
     filters = {}
@@ -105,7 +100,7 @@ def pull(model: "RelayModel", call: Call) -> Expected:
     )
 
 
-def log(model: "RelayModel", call: Call) -> Expected:
+def log(model, call: Call) -> Expected:
     """Never filtered; ``head``/``oldest`` are the highest and lowest seq (0 when empty)."""
     rule = "log rules"
     after, limit = _page(model, call, rule)

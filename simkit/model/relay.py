@@ -17,9 +17,9 @@ from simkit.model.answer import Expected, Refuse, invalid
 from simkit.model.routes import Route, match
 from simkit.model.state import Call, Graph
 from simkit.protocol.canonical import parse_json
-from simkit.relay.host import Host
-from simkit.relay.http import Request
-from simkit.relay.limits import RelaySettings
+from simkit.protocol.host import Host
+from simkit.protocol.http import Request
+from simkit.protocol.limits import RelaySettings
 
 HANDLERS: dict[str, Callable[["RelayModel", Call], Expected]] = {
     "register": devices.register,

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from simkit.model.relay import RelayModel
 from simkit.model.routes import ROUTES, Route
 from simkit.protocol.b64 import b64url_encode
+from simkit.protocol.http import Request
 from simkit.protocol.messages import REQUESTS, malformations
-from simkit.relay.http import Request
 
 CONTENTS = ("Y2lwaGVy", "QUJD", "eHl6MTIzNDU2", "b3RoZXI", "Zg", "c2FtZQ")  # ciphertexts
 UNSAFE_IDS = ("a:b", "", "x" * 65, "é", "a b")

@@ -2,7 +2,7 @@
 
 A path is split on ``/`` and then each segment is percent-decoded, so ``g%3Ateam``
 names ``g:team`` and ``%2F`` never makes a segment (docs/relay.md, Paths). Matches are
-remembered by ``relay.http.remembered_paths``, a cache that holds no routing of its own.
+remembered by ``protocol.http.remembered_paths``, a cache that holds no routing of its own.
 """
 
 from urllib.parse import unquote
@@ -10,7 +10,7 @@ from urllib.parse import unquote
 import attrs
 
 from simkit.model.answer import Refuse
-from simkit.relay.http import remembered_paths
+from simkit.protocol.http import remembered_paths
 
 
 @attrs.frozen

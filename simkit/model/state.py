@@ -9,7 +9,7 @@ import dataclasses
 
 import attrs
 
-from simkit.relay.http import Request
+from simkit.protocol.http import Request
 
 
 @dataclasses.dataclass

@@ -1,5 +1,8 @@
 """simkit.relay: the reference Encrypted Record Sync Relay, sans-I/O (docs/relay.md)."""
 
+from simkit.protocol.host import Host, Identity, StaticHost
+from simkit.protocol.http import Request, Response
+from simkit.protocol.limits import RateLimit, RelaySettings, RelaySettingsError
 from simkit.relay.events import (
     BlobForgotten,
     DeviceRegister,
@@ -11,9 +14,6 @@ from simkit.relay.events import (
     KeysGrant,
     Poke,
 )
-from simkit.relay.host import Host, Identity, StaticHost
-from simkit.relay.http import Request, Response
-from simkit.relay.limits import RateLimit, RelaySettings, RelaySettingsError
 from simkit.relay.relay import Relay
 from simkit.relay.state import SCHEMA_VERSION, NewerStateError, RelayState, RelayStateError
 

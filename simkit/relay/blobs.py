@@ -7,9 +7,9 @@ The relay is sans-I/O, so the "built-in sweeper" is a schedule, not a timer:
 
 import attrs
 
+from simkit.protocol.http import Refused, Response, invalid, json_response
 from simkit.relay.core import Call, RelayCore
 from simkit.relay.events import BlobForgotten
-from simkit.relay.http import Refused, Response, invalid, json_response
 from simkit.relay.schema import MAX_NONCE_CHARS, b64url, query_int, safe_id
 from simkit.relay.state import Blob, Graph
 from simkit.relay.txn import Transaction

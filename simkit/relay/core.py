@@ -11,11 +11,11 @@ from typing import TypeVar
 import attrs
 
 from simkit.errors import UnsafeIdError
+from simkit.protocol.host import Host, Identity
+from simkit.protocol.http import Refused, Request, Response, invalid, json_response
 from simkit.protocol.ids import is_safe_id, storage_key
+from simkit.protocol.limits import RelaySettings
 from simkit.relay.events import Event, InternalFailure
-from simkit.relay.host import Host, Identity
-from simkit.relay.http import Refused, Request, Response, invalid, json_response
-from simkit.relay.limits import RelaySettings
 from simkit.relay.ratelimit import RateLimiter
 from simkit.relay.routing import Route, match
 from simkit.relay.schema import json_body, show, too_large

@@ -2,9 +2,9 @@
 
 import attrs
 
+from simkit.protocol.http import Refused, Response, json_response
 from simkit.relay.core import Call
 from simkit.relay.events import DeviceRegister, DeviceRevoke
-from simkit.relay.http import Refused, Response, json_response
 from simkit.relay.keys import KeyRoutes
 from simkit.relay.schema import b64url, fields, public_jwk, safe_id, show, text
 from simkit.relay.state import RegisteredDevice

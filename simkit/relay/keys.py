@@ -4,9 +4,9 @@ The relay never sees a graph key; it only checks that a new epoch reaches every
 eligible device (or names it in ``excluding``) and that grants never overwrite.
 """
 
+from simkit.protocol.http import Refused, Response, invalid, json_list_response, json_response
 from simkit.relay.core import Call, RelayCore
 from simkit.relay.events import GraphRotate, KeysDiscard, KeysGrant
-from simkit.relay.http import Refused, Response, invalid, json_list_response, json_response
 from simkit.relay.schema import (
     MAX_SAFE_INTEGER,
     array,

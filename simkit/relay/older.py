@@ -8,8 +8,8 @@ then refused as incomplete) and has no log route. Worlds run it to fuzz a releas
 
 from urllib.parse import unquote
 
+from simkit.protocol.http import Refused, Request, Response, json_response
 from simkit.relay.core import Call
-from simkit.relay.http import Refused, Request, Response, json_response
 from simkit.relay.relay import Relay
 
 

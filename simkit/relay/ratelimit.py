@@ -7,7 +7,7 @@ spent token never shows up as a state change.
 
 from collections.abc import Mapping
 
-from simkit.relay.limits import RateLimit
+from simkit.protocol.limits import RateLimit
 
 
 class RateLimiter:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from operator import attrgetter
 
+from simkit.protocol.http import Response, json_list_response, json_response
 from simkit.relay.core import Call, RelayCore
-from simkit.relay.http import Response, json_list_response, json_response
 from simkit.relay.schema import (
     B64URL,
     MAX_NONCE_CHARS,

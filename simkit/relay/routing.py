@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import attrs
 
-from simkit.relay.http import Refused, remembered_paths
+from simkit.protocol.http import Refused, remembered_paths
 
 
 @attrs.frozen

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from simkit.errors import EncodingError
 from simkit.protocol.b64 import b64url_decode
 from simkit.protocol.canonical import parse_json
+from simkit.protocol.http import Refused, invalid
 from simkit.protocol.ids import is_safe_id
-from simkit.relay.http import Refused, invalid
 
 MAX_SAFE_INTEGER = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
 MAX_JSON_DEPTH = 8  # no body needs more than 3 nested containers

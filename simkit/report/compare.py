@@ -25,7 +25,8 @@ from simkit.scenario.load import Scenario, load_scenario
 from simkit.scenario.run import ScenarioResult, run_scenario
 from simkit.sim.behaviours import NAMES
 from simkit.sim.exercise import Exercise
-from simkit.sim.variant import Variant, load_variant
+from simkit.sim.variant import Variant
+from simkit.sim.variants import load_variant
 
 EXCERPT = 3  # trace events shown before and after the first difference
 WRAP = "white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; margin: 0"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import attrs
 
-from simkit.relay.http import Refused
+from simkit.protocol.http import Refused
 from simkit.relay.routing import match
 from simkit.report import svg
 from simkit.report.data import RELAY, Story, is_fault, worst_lag

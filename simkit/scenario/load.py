@@ -23,7 +23,8 @@ from simkit.scenario.actions import ACTIONS, Cast, check_capability, read_schedu
 from simkit.scenario.reader import Reader, ScenarioError, Source
 from simkit.sim import spec as S
 from simkit.sim.network import Latency, NetworkProfile
-from simkit.sim.variant import HONEST, Variant, load_variant, ref_resolved_from
+from simkit.sim.variant import HONEST, Variant
+from simkit.sim.variants import load_variant, ref_resolved_from
 
 DAY_S = 86_400
 """The longest run or drain a file may ask for (the benchmarks' simulated day)."""

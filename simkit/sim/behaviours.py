@@ -17,13 +17,13 @@ from collections.abc import Iterable
 
 import attrs
 
+from simkit.protocol.http import Refused
 from simkit.protocol.messages import (
     ANSWER_MALFORMATIONS,
     RECORD_MALFORMATIONS,
     REQUEST_MALFORMATIONS,
     request_shows,
 )
-from simkit.relay.http import Refused
 from simkit.relay.routing import ROUTES, Route, match
 from simkit.sim.situations import SITUATIONS
 

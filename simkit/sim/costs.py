@@ -12,7 +12,7 @@ from collections import Counter
 
 import attrs
 
-from simkit.relay.http import Refused
+from simkit.protocol.http import Refused
 from simkit.relay.routing import match
 from simkit.sim.behaviours import route_name
 

@@ -10,7 +10,7 @@ import attrs
 
 from simkit.errors import SimkitError
 from simkit.protocol.ids import is_safe_id
-from simkit.relay.limits import RelaySettings, RelaySettingsError
+from simkit.protocol.limits import RelaySettings, RelaySettingsError
 from simkit.sim.network import NetworkProfile
 
 

@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+from simkit.protocol.http import invalid
 from simkit.relay import Relay, Request, Response
-from simkit.relay.http import invalid
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict]]

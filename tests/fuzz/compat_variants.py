@@ -7,8 +7,8 @@ findings in tests/fuzz/test_releases.py).
 from simkit.client import Device
 from simkit.client.approval import APPROVED, fingerprint_of
 from simkit.client.receive import Refusal
+from simkit.protocol.http import json_response
 from simkit.protocol.records import RECORD_MEMBERS, check_envelope, open_record
-from simkit.relay.http import json_response
 from simkit.sim.variant import Variant
 
 

@@ -4,8 +4,8 @@ must each stop promptly and name the rule (docs/client.md, "Paging").
 ``simkit fuzz --variant tests.fuzz.paging_variants:endless_more``.
 """
 
+from simkit.protocol.http import json_response
 from simkit.relay import Relay
-from simkit.relay.http import json_response
 from simkit.sim.variant import Variant
 
 

@@ -14,7 +14,7 @@ from simkit.fuzz.params import SWARM, WorldParams
 from simkit.fuzz.runner import fuzz
 from simkit.fuzz.steer import CEILING, Steering
 from simkit.sim.exercise import Exercise
-from simkit.sim.variant import load_variant
+from simkit.sim.variants import load_variant
 
 
 def departed(n: int) -> Exercise:

@@ -13,7 +13,8 @@ import pytest
 
 from simkit.fuzz.reproducer import Reproducer
 from simkit.fuzz.steps import WorldParams
-from simkit.sim.variant import VariantError, load_variant
+from simkit.sim.variant import VariantError
+from simkit.sim.variants import load_variant
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "variants.md"

@@ -24,3 +24,30 @@ class SilentAlarm(Device):
 
 asks_forty_one = Variant("asks-forty-one", "every GET sent 41 times", device=AsksFortyOne)
 silent_alarm = Variant("silent-alarm", "log.alarm never emitted", device=SilentAlarm)
+
+
+class SpuriousAlarm(Device):
+    def emit(self, kind, graph_id, **fields):  # cries wolf after every sync run
+        super().emit(kind, graph_id, **fields)
+        if kind == "sync.done" and graph_id is not None:
+            super().emit("log.alarm", graph_id, reason="spurious")
+
+
+class DropsItsQueue(Device):
+    def write_record(self, graph_id, record_id, body):  # written, never queued
+        record = super().write_record(graph_id, record_id, body)
+        self.store.delete(f"queue:{self.storage_key(graph_id)}", record_id)
+        return record
+
+
+class SealsAnotherText(Device):
+    def as_sealed(self, record):  # the others get another text than the writer keeps
+        if record.get("deleted") or "text" not in record.get("data", {}):
+            return record
+        return {**record, "data": {**record["data"], "text": "another text"}}
+
+
+spurious_alarm = Variant("spurious-alarm", "alarms after every sync", device=SpuriousAlarm)
+drops_its_queue = Variant("drops-its-queue", "writes never queued", device=DropsItsQueue)
+seals_another_text = Variant("seals-another-text", "seals a text it does not keep",
+                             device=SealsAnotherText)  # fmt: skip

@@ -5,9 +5,14 @@ holds on the same steps: a regression that silenced one fails here."""
 import attrs
 import pytest
 
+from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
+from simkit.fuzz.steps import apply_step
+from simkit.invariants import Monitor
 from simkit.invariants.blindness import Blindness
+from simkit.sim.variant import HONEST
+from simkit.sim.variants import load_variant
 from simkit.sim.workload import PLAINTEXT_MARK
 
 HERE = "tests.invariants.planted_variants"
@@ -23,8 +28,27 @@ WITHHELD = [
 ]  # fmt: skip
 
 
-def run(machine, steps, variant=None):
-    return replay(Reproducer(machine, WorldParams(3), tuple(steps), variant=variant))
+def run(machine, steps, variant=None, **params):
+    return replay(Reproducer(machine, WorldParams(3, **params), tuple(steps), variant=variant))
+
+
+def only(invariant, steps, variant=None, **params):
+    """What one invariant alone finds (another, such as device-model, may stop a replay
+    earlier for the same broken client)."""
+    driver = WorldDriver(
+        WorldParams(3, **params).spec(), load_variant(variant) if variant else HONEST
+    )
+    monitor = Monitor(honest=True, only=(invariant,))
+    try:
+        found = list(monitor.step(driver.world))
+        for index, step in enumerate(steps):
+            apply_step(driver, step, index)
+            found += monitor.step(driver.world)
+        driver.run(driver.world.quiesce)
+        found += monitor.final(driver.world)
+    finally:
+        driver.close()
+    return found
 
 
 @pytest.mark.parametrize(
@@ -60,4 +84,22 @@ def test_blindness_catches_a_secret_planted_in_the_relays_state(where, says):
         row = attrs.evolve(row, self_sig=world.slots["a1"].device.keys.to_json()["wrap"]["d"])
     world.relay.state.devices["a1"] = row
     found = Blindness().final(world)
-    assert [v.detail for v in found] == [f"the relay's state contains {says}"]
+    assert [(v.invariant, v.detail) for v in found] == [
+        ("blindness", f"the relay's state contains {says}")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("invariant", "steps", "variant", "params"),
+    [
+        ("alarm-soundness", WRITES, "spurious_alarm", {}),
+        ("no-lost-write", WRITES, "drops_its_queue", {}),
+        ("convergence", WRITES, "seals_another_text", {}),
+    ],
+)
+def test_the_invariant_alone_catches_its_planted_break(invariant, steps, variant, params):
+    """Invariants a broken client trips alongside others (device-model first, often):
+    each judged alone, so that a regression silencing it fails here, in both CI steps."""
+    found = only(invariant, steps, f"{HERE}:{variant}", **params)
+    assert found and {v.invariant for v in found} == {invariant}, found
+    assert not only(invariant, steps, **params)  # the honest stack, the same steps

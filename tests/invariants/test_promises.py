@@ -10,7 +10,8 @@ from simkit.fuzz.steps import apply_step
 from simkit.invariants import Monitor
 from simkit.invariants.convergence import Convergence
 from simkit.relay import Relay
-from simkit.sim.variant import HONEST, Variant, load_variant
+from simkit.sim.variant import HONEST, Variant
+from simkit.sim.variants import load_variant
 
 HERE = "tests.invariants.test_promises"
 

@@ -7,9 +7,9 @@ docs/relay.md (Variants); the four of tests/fuzz/variants.py are reused as they 
 
 import attrs
 
+from simkit.protocol.http import Refused, json_list_response
 from simkit.protocol.ids import storage_key
 from simkit.relay import Relay
-from simkit.relay.http import Refused, json_list_response
 from simkit.relay.state import Graph
 from tests.fuzz.variants import KeepsLastOfEqualRevs, LogsLwwLosers, MaxSeqPlusOne, OverwritesWraps
 

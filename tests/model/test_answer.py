@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from simkit.model.answer import _walk, compare, ok, same
 from simkit.protocol.canonical import compact_json
-from simkit.relay.http import json_response
+from simkit.protocol.http import json_response
 
 LEAVES = (
     st.none()

@@ -5,8 +5,8 @@ from urllib.parse import quote
 import pytest
 from relay_helpers import Harness, error, op, state_bytes
 
+from simkit.protocol.http import Refused
 from simkit.relay import RateLimit, Request, routing
-from simkit.relay.http import Refused
 from simkit.relay.routing import match
 
 # --- pipeline step 1: rate limit (429) ----------------------------------------

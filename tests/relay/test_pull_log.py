@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from relay_helpers import T0, Harness, error, op, state_bytes
 
-from simkit.relay.http import json_list_response, json_response
+from simkit.protocol.http import json_list_response, json_response
 from simkit.relay.state import Record
 
 

@@ -4,8 +4,8 @@ import pytest
 from relay_helpers import Clock, Harness, error, op
 
 from simkit.errors import SimkitError
+from simkit.protocol.limits import SPEC_LIMITS
 from simkit.relay import RateLimit, Relay, RelaySettings, RelaySettingsError, StaticHost
-from simkit.relay.limits import SPEC_LIMITS
 
 
 def test_settings_default_to_the_spec_limits():

@@ -6,8 +6,8 @@ import pytest
 from relay_helpers import T0, Harness, device_body, error, op, state_bytes
 
 from simkit.errors import SimkitError
+from simkit.protocol.http import Refused
 from simkit.relay import SCHEMA_VERSION, NewerStateError, Relay, RelayStateError
-from simkit.relay.http import Refused
 from simkit.relay.txn import Transaction
 
 NONCE = {"x-blob-nonce": "bm9uY2Vub25jZTEy"}

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import attrs
 
-from simkit.relay.http import Request
+from simkit.protocol.http import Request
 
 
 @attrs.frozen
