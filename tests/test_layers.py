@@ -178,3 +178,17 @@ def test_no_two_modules_import_each_other_even_through_others():
                 if target != source:
                     graph.add_edge(source, target)
     assert sorted(sorted(cycle) for cycle in nx.simple_cycles(graph)) == []
+
+
+def test_no_module_over_600_lines_and_no_class_over_450():
+    """The house's rooms stay small enough for a newcomer to hold (the developers'
+    guide): a module that outgrows this is split by what its parts are about."""
+    big = []
+    for relative, tree in _modules():
+        lines = (PACKAGE / relative).read_text(encoding="utf-8").count("\n")
+        if lines > 600:
+            big.append(f"simkit/{relative}: {lines} lines")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 450:
+                big.append(f"simkit/{relative}: class {node.name} over 450 lines")
+    assert big == []

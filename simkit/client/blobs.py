@@ -1,7 +1,8 @@
 """Blobs on the device: sealed under the graph key with AAD ``<sk>/blob/<blobId>``,
 uploaded raw with the nonce in ``x-blob-nonce``, under a retention policy."""
 
-from simkit.client.device import Device, DeviceError
+from simkit.client.device import Device
+from simkit.client.events import DeviceError
 from simkit.protocol.records import open_blob, seal_blob
 
 

@@ -18,33 +18,28 @@ import functools
 import attrs
 import trio
 
-from simkit.client import answers, keyops, sync
-from simkit.client.approval import APPROVED, OBSERVE, REJECTED, Pin, fingerprint_of
+from simkit.client import answers, sync
+from simkit.client.approval import OBSERVE
+from simkit.client.ceremonies import Ceremonies
 from simkit.client.clock import Clock
 from simkit.client.config import AppConfig
-from simkit.client.events import ClientEvent, GraphStatus
-from simkit.client.logverify import ALARM, OFF, OK, UNVERIFIED, LogState, unverified
+from simkit.client.events import ClientEvent, DeviceError
+from simkit.client.logverify import ALARM, OK, LogState, unverified
 from simkit.client.paging import PagingStalled
+from simkit.client.pins import Pins
 from simkit.client.receive import check_op
+from simkit.client.status import Status
 from simkit.client.store import LocalStore
 from simkit.client.transport import RelayUnavailable, Transport, send_with_retries
-from simkit.errors import ProtocolError, SimkitError
+from simkit.errors import ProtocolError
 from simkit.protocol.canonical import compact_json
 from simkit.protocol.entropy import Entropy
-from simkit.protocol.ids import graph_id_for, require_safe_id, storage_key
+from simkit.protocol.http import Request, Response
+from simkit.protocol.ids import require_safe_id, storage_key
 from simkit.protocol.keyring import (
     Keyring,
-    make_invite,
-    make_recovery_bundle,
-    open_invite,
-    open_recovery_bundle,
 )
-from simkit.protocol.keys import DeviceKeys, pairing_code
-from simkit.relay import Request, Response
-
-
-class DeviceError(SimkitError):
-    """A device call that the application must handle (a refused ceremony, a bad write)."""
+from simkit.protocol.keys import DeviceKeys
 
 
 def subscription_key(graph_id: str, kinds: tuple[str, ...], shards: tuple[str, ...]) -> str:
@@ -66,7 +61,7 @@ class CachedRoster:
     active: int
 
 
-class Device:
+class Device(Pins, Status, Ceremonies):
     def __init__(
         self,
         store: LocalStore,
@@ -152,16 +147,6 @@ class Device:
     @functools.cached_property
     def fingerprint(self) -> str:
         return self.keys.fingerprint(self.member_id)
-
-    def pairing_code(self) -> str:
-        """The code this device shows a human during linking."""
-        return pairing_code(self.fingerprint)
-
-    def pairing_code_of(self, device_id: str) -> str | None:
-        """The code a holder shows for another device, from its last-seen key triple."""
-        entry = self.store.get("seen", device_id)
-        fp = fingerprint_of(entry) if entry else None
-        return pairing_code(fp) if fp else None
 
     def registration(self, label: str | None = None, self_sig: bool = True) -> dict:
         """The PUT /devices body; an older client registers without ``selfSig`` (it is
@@ -405,36 +390,6 @@ class Device:
 
     # -- approval pins ----------------------------------------------------------------
 
-    def pin(self, device_id: str) -> Pin | None:
-        return self.store.get("pin", device_id)
-
-    def set_pin(self, device_id: str, state: str, via: str, fingerprint: str | None) -> None:
-        self.store.put("pin", device_id, Pin(state, via, fingerprint))
-        self.store.commit()
-
-    def approve(self, device_id: str) -> None:
-        """A human approved this device (after comparing pairing codes)."""
-        entry = self.store.get("seen", device_id)
-        if entry is None:
-            raise DeviceError(f"device {device_id!r} has not been seen in a roster or keygaps")
-        self.set_pin(device_id, APPROVED, "human", fingerprint_of(entry))
-        self.emit("device.approved", None, device=device_id, via="human")
-
-    def reject(self, device_id: str) -> None:
-        """A human refused this device: it is never wrapped to in ``approve`` mode."""
-        entry = self.store.get("seen", device_id)
-        self.set_pin(device_id, REJECTED, "human", fingerprint_of(entry) if entry else None)
-
-    def forget_device(self, device_id: str) -> None:
-        """Back to ``unknown`` (from approved, rejected or conflicted)."""
-        self.store.delete("pin", device_id)
-        self.store.commit()
-
-    def remember(self, entry: dict) -> None:
-        """Keep the last key triple seen for a device (for approval and pairing codes)."""
-        if self.store.get("seen", entry["deviceId"]) != entry:
-            self.store.put("seen", entry["deviceId"], entry)
-
     # -- events, status ---------------------------------------------------------------
 
     def emit(self, kind: str, graph_id: str | None, **fields) -> None:
@@ -445,42 +400,6 @@ class Device:
             self.on_event(self, event)
         else:
             self.events.append(event)
-
-    def log_state(self, graph_id: str) -> LogState | None:
-        return self.store.get("log", self.storage_key(graph_id))
-
-    def graph_status(self, graph_id: str) -> GraphStatus:
-        log = self.log_state(graph_id)
-        if not self.unfiltered(graph_id) or not self.config.log_verification:
-            state, anchor = OFF, None
-        else:
-            state, anchor = (log.state, log.anchored_from) if log else (UNVERIFIED, None)
-        return GraphStatus(state, anchor, self.behind(graph_id), graph_id in self.readonly)
-
-    @property
-    def linking(self) -> str:
-        """``waiting`` while a keyed graph this device follows has given it no key."""
-        waiting = any(self.relay_epoch(g) > 0 and not self.keyring(g).keys for g in self.graphs())
-        return "waiting" if waiting else "ok"
-
-    def rejected(self) -> list[dict]:
-        """Every record refused on purpose, with its reason (status.rejected)."""
-        out = []
-        for graph_id in self.graphs():
-            rows = self.store.rows(f"refused:{self.storage_key(graph_id)}")
-            out.extend(
-                {"graph": graph_id, "recordId": rid, **row} for rid, row in sorted(rows.items())
-            )
-        return out
-
-    @property
-    def status(self) -> dict:
-        return {
-            "lastError": self.last_error,
-            "rejected": self.rejected(),
-            "linking": self.linking,
-            "graphs": {g: self.graph_status(g).to_json() for g in self.graphs()},
-        }
 
     # -- talking to the relay ---------------------------------------------------------
 
@@ -590,65 +509,3 @@ class Device:
                 runs = self._runs
 
     # -- ceremonies -------------------------------------------------------------------
-
-    async def bootstrap(self, graph_id: str) -> bool:
-        """Create epoch 1 of a graph (spec: Ceremonies, Bootstrap)."""
-        self.subscribe(graph_id)
-        return await keyops.mint_epoch(self, graph_id, 1)
-
-    async def rotate(self, graph_id: str) -> bool:
-        """Mint epoch latest+1 wrapped to approved active devices (spec: Rotate)."""
-        await keyops.refresh_keys(self, graph_id)
-        return await keyops.mint_epoch(self, graph_id, self.relay_epoch(graph_id) + 1)
-
-    async def revoke(self, device_id: str) -> list[str]:
-        """Revoke a device, then rotate every graph it held keys for that this device follows."""
-        return await keyops.revoke(self, device_id)
-
-    def recovery_bundle(self, passphrase: str) -> dict:
-        """A bundle of every keyring (never a device keypair)."""
-        rings = {sk: Keyring.from_wire(w) for sk, w in self.store.rows("keyring").items()}
-        return make_recovery_bundle(passphrase, rings, entropy=self.entropy)
-
-    async def import_bundle(self, bundle: dict, passphrase: str) -> None:
-        """Adopt a bundle's keyrings; importing first wipes the local record store. It
-        waits for a sync run in progress, whose answers must not land in the wiped
-        store (docs/findings.md, F14)."""
-        rings = open_recovery_bundle(passphrase, bundle)
-        if self._syncing.locked():
-            async with self._syncing:
-                self._import(rings)
-        else:  # nothing to wait for: no checkpoint either
-            self._import(rings)
-
-    def _import(self, rings: dict) -> None:
-        """The wipe and the adoption. What the device learnt of each graph's epoch
-        survives it, as its keys do (client rule 5: its epoch only moves upward)."""
-        noted = {g: m["latest"] for g, m in self.store.rows("graphs").items() if "latest" in m}
-        for prefix in ("records:", "queue:", "refused:", "shadow:"):
-            self.store.drop_tables(prefix)
-        for table in ("cursor", "log", "graphs", "subs"):
-            self.store.drop_tables(table)
-        for graph_id, epoch in sorted(noted.items()):
-            self.note_epoch(graph_id, epoch)
-        for sk, ring in sorted(rings.items()):
-            graph_id = graph_id_for(sk, self.member_id)
-            self.subscribe(graph_id)
-            held = self.keyring(graph_id)  # keys it held are kept: old epochs are kept
-            for epoch, key in sorted(ring.keys.items()):
-                held = held.with_key(epoch, key)
-            self.store.put("keyring", sk, held.to_wire())
-        self.store.commit()
-
-    def invite(self, graph_id: str) -> tuple[str, dict]:
-        """An invite for a graph: the string for the invitee, the box for the host."""
-        return make_invite(graph_id, self.keyring(graph_id), entropy=self.entropy)
-
-    def accept_invite(self, invite: str, box: dict) -> str:
-        """Adopt the keyring an invite carries and follow its graph."""
-        graph_id, ring = open_invite(invite, box)
-        self.subscribe(graph_id)
-        for epoch, key in sorted(ring.keys.items()):
-            self.adopt_key(graph_id, epoch, key)
-        self.store.commit()
-        return graph_id

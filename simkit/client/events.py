@@ -1,9 +1,11 @@
-"""Client events and status (spec: Events, client-side events; status fields).
+"""Client events, status and errors (spec: Events, client-side events; status fields).
 
 Payloads beyond what the spec names are decided in docs/client.md.
 """
 
 import attrs
+
+from simkit.errors import SimkitError
 
 EVENT_KINDS = (
     "record.rejected",
@@ -63,3 +65,7 @@ class GraphStatus:
         if self.log_from is not None:
             log["from"] = self.log_from
         return {"log": log, "behind": self.behind, "readonly": self.readonly}
+
+
+class DeviceError(SimkitError):
+    """A device call that the application must handle (a refused ceremony, a bad write)."""

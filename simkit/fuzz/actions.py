@@ -11,141 +11,33 @@ naming the step, the rule and the field, before anything runs.
 """
 
 import difflib
-from collections.abc import Callable
-from typing import ClassVar
 
 import attrs
 
-from simkit.errors import InputError
-from simkit.fuzz.params import CAPABILITIES, GRAPHS, GROUP
-from simkit.protocol.ids import is_safe_id
+from simkit.fuzz.fields import (
+    DEVICE,
+    GRAPH,
+    MAX_BURST,
+    MAX_REQUESTS,
+    RECORD,
+    SECONDS,
+    Step,
+    StepError,
+    fail,
+    flag,
+    listed,
+    number,
+    omitted,
+    one_of,
+    safe_id,
+    safe_ids,
+)
+from simkit.fuzz.params import CAPABILITIES, GROUP
 from simkit.protocol.messages import ANSWER_MALFORMATIONS, RECORD_MALFORMATIONS
 from simkit.sim import spec as S
 from simkit.sim.adversary import MODES
 from simkit.sim.behaviours import ROUTE_NAMES
 from simkit.sim.forge import HOWS
-
-MAX_SECONDS = 7 * 86_400  # a step waits or lasts at most a week of virtual time
-MAX_BURST = 1_000
-MAX_REQUESTS = 1_000  # how far into a ceremony a fault may be armed
-
-
-class StepError(InputError):
-    """A step names an unknown rule, misses a field or has a field out of its range."""
-
-
-# -- field rules ---------------------------------------------------------------------------
-
-
-def _fail(attribute, value, rule: str):
-    raise StepError(f"field {attribute.name!r} must be {rule}, not {value!r}")
-
-
-def _id(instance, attribute, value) -> None:
-    if not isinstance(value, str) or not is_safe_id(value):
-        _fail(attribute, value, "a safe ID ([A-Za-z0-9_-]{1,64})")
-
-
-def _ids(instance, attribute, value) -> None:
-    if not isinstance(value, tuple) or not value:
-        _fail(attribute, value, "a non-empty list of device IDs")
-    for item in value:
-        _id(instance, attribute, item)
-
-
-def _one_of(*choices) -> Callable:
-    def check(instance, attribute, value) -> None:
-        if value not in choices or isinstance(value, bool) != isinstance(choices[0], bool):
-            _fail(attribute, value, "one of " + ", ".join(map(repr, choices)))
-
-    return check
-
-
-def _number(low: float, high: float, integer: bool = False, above: bool = False) -> Callable:
-    """A number from ``low`` (or ``above`` it) to ``high``, whole if ``integer``."""
-    kind = "a whole number" if integer else "a number"
-    span = f"above {low:g}" if above else f"from {low:g}"
-
-    def check(instance, attribute, value) -> None:
-        types = int if integer else int | float
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, types)
-            or not low <= value <= high
-            or (above and value == low)
-        ):
-            _fail(attribute, value, f"{kind} {span} up to {high:g}")
-
-    return check
-
-
-SECONDS = _number(0, MAX_SECONDS, above=True)
-
-
-def _flag(instance, attribute, value) -> None:
-    if not isinstance(value, bool):
-        _fail(attribute, value, "true or false")
-
-
-def _listed(value):
-    """JSON lists become tuples (a step is frozen and hashable); anything else is kept
-    as it is for its validator to refuse."""
-    return tuple(value) if isinstance(value, list) else value
-
-
-GRAPH = attrs.field(validator=_one_of(*GRAPHS))
-RECORD = attrs.field(validator=_id)
-DEVICE = attrs.field(validator=_id)
-
-
-# -- the steps -----------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Step:
-    """A step of a fuzz run. ``RULE`` is its name in the JSON form (``"rule"``)."""
-
-    RULE: ClassVar[str] = ""
-
-    def to_json(self) -> dict:
-        data = {"rule": self.RULE}
-        for field in attrs.fields(type(self)):
-            value = getattr(self, field.name)
-            if field.metadata.get("omit_default") and value == field.default:
-                continue
-            data[field.name] = _json(value)
-        return data
-
-    def actors(self) -> tuple[str, ...]:
-        """Every device this step names (who it involves)."""
-        names = []
-        for field in attrs.fields(type(self)):
-            if field.name in ("device", "by", "source"):
-                names.append(getattr(self, field.name))
-            elif field.name in ("devices", "targets"):
-                names.extend(getattr(self, field.name))
-        return tuple(names)
-
-    def creates(self) -> str | None:
-        """The device this step brings into the world, if any."""
-        return None
-
-    def named_member(self) -> str | None:
-        """The member this step names, if any (an invite's is a new one)."""
-        return getattr(self, "member", None)
-
-
-def _json(value):
-    if isinstance(value, Step):
-        return value.to_json()
-    if isinstance(value, tuple):
-        return [_json(v) for v in value]
-    return value
-
-
-def _omitted(default, **kwargs):
-    """A field left out of the JSON form while it has its default."""
-    return attrs.field(default=default, metadata={"omit_default": True}, **kwargs)
 
 
 @attrs.frozen
@@ -165,9 +57,9 @@ class Write(Step):
     device: str = DEVICE
     graph: str = GRAPH
     record: str = RECORD
-    op: str = attrs.field(default="edit", validator=_one_of("edit", "delete"))
+    op: str = attrs.field(default="edit", validator=one_of("edit", "delete"))
     # edited again this many seconds later (0: not), while its push may be on the way
-    again: float = attrs.field(default=0, validator=_number(0, 5))
+    again: float = attrs.field(default=0, validator=number(0, 5))
 
 
 @attrs.frozen
@@ -175,7 +67,7 @@ class Concurrent(Step):
     """Two devices write one record at the same instant."""
 
     RULE = "concurrent"
-    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    devices: tuple[str, ...] = attrs.field(converter=listed, validator=safe_ids)
     graph: str = GRAPH
     record: str = RECORD
 
@@ -187,7 +79,7 @@ class Burst(Step):
     RULE = "burst"
     device: str = DEVICE
     graph: str = GRAPH
-    count: int = attrs.field(validator=_number(1, MAX_BURST, integer=True))
+    count: int = attrs.field(validator=number(1, MAX_BURST, integer=True))
 
 
 @attrs.frozen
@@ -195,7 +87,7 @@ class Refresh(Step):
     """Users press "sync now" on several devices at once."""
 
     RULE = "refresh"
-    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    devices: tuple[str, ...] = attrs.field(converter=listed, validator=safe_ids)
 
 
 @attrs.frozen
@@ -252,10 +144,10 @@ class Link(Step):
     holder may approve it by possession."""
 
     RULE = "link"
-    member: str = attrs.field(validator=_id)
+    member: str = attrs.field(validator=safe_id)
     device: str = DEVICE
-    announce: bool = _omitted(False, validator=_flag)
-    older: bool = _omitted(False, validator=_flag)  # an older client: no selfSig
+    announce: bool = omitted(False, validator=flag)
+    older: bool = omitted(False, validator=flag)  # an older client: no selfSig
 
     def creates(self) -> str:
         return self.device
@@ -279,14 +171,14 @@ class RotateRace(Step):
     """Two holders rotate one graph at the same instant."""
 
     RULE = "rotate-race"
-    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    devices: tuple[str, ...] = attrs.field(converter=listed, validator=safe_ids)
     graph: str = GRAPH
 
 
 @attrs.frozen
 class Recover(Step):
     RULE = "recover"
-    member: str = attrs.field(validator=_id)
+    member: str = attrs.field(validator=safe_id)
     device: str = DEVICE
     source: str = DEVICE
 
@@ -301,8 +193,8 @@ class Recover(Step):
 class Invite(Step):
     RULE = "invite"
     by: str = DEVICE
-    graph: str = attrs.field(validator=_one_of(f"g:{GROUP}"))
-    member: str = attrs.field(validator=_id)
+    graph: str = attrs.field(validator=one_of(f"g:{GROUP}"))
+    member: str = attrs.field(validator=safe_id)
     device: str = DEVICE
 
     def creates(self) -> str:
@@ -317,7 +209,7 @@ class Join(Step):
     """A member joins the group (the directory changes)."""
 
     RULE = "join"
-    member: str = attrs.field(validator=_id)
+    member: str = attrs.field(validator=safe_id)
 
     def action(self, now: float) -> S.Join:
         return S.Join(GROUP, self.member, now)
@@ -336,8 +228,8 @@ class Capability(Step):
     """The host changes what a member may do in the group."""
 
     RULE = "capability"
-    member: str = attrs.field(validator=_id)
-    may: str = attrs.field(validator=_one_of(*CAPABILITIES))
+    member: str = attrs.field(validator=safe_id)
+    may: str = attrs.field(validator=one_of(*CAPABILITIES))
 
 
 @attrs.frozen
@@ -345,10 +237,10 @@ class BlobUpload(Step):
     RULE = "blob-upload"
     device: str = DEVICE
     graph: str = GRAPH
-    blob: str = attrs.field(validator=_id)
-    policy: str = attrs.field(validator=_one_of("retain", "transport", "ephemeral"))
+    blob: str = attrs.field(validator=safe_id)
+    policy: str = attrs.field(validator=one_of("retain", "transport", "ephemeral"))
     ttl: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional(_number(1, 30 * 86_400_000, True))
+        default=None, validator=attrs.validators.optional(number(1, 30 * 86_400_000, True))
     )
 
 
@@ -359,8 +251,8 @@ class BlobFetch(Step):
     RULE = "blob-fetch"
     device: str = DEVICE
     graph: str = GRAPH
-    blob: str = attrs.field(validator=_id)
-    ack: bool = attrs.field(default=False, validator=_flag)
+    blob: str = attrs.field(validator=safe_id)
+    ack: bool = attrs.field(default=False, validator=flag)
 
 
 @attrs.frozen
@@ -368,7 +260,7 @@ class BlobDelete(Step):
     RULE = "blob-delete"
     device: str = DEVICE
     graph: str = GRAPH
-    blob: str = attrs.field(validator=_id)
+    blob: str = attrs.field(validator=safe_id)
 
 
 @attrs.frozen
@@ -405,7 +297,7 @@ class Restart(Step):
 @attrs.frozen
 class Partition(Step):
     RULE = "partition"
-    devices: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    devices: tuple[str, ...] = attrs.field(converter=listed, validator=safe_ids)
     seconds: float = attrs.field(validator=SECONDS)
 
     def action(self, now: float) -> S.Partition:
@@ -418,7 +310,7 @@ class Upgrade(Step):
     version from its own persisted state (a rollout, docs/releases.md)."""
 
     RULE = "upgrade"
-    target: str = attrs.field(validator=_id)
+    target: str = attrs.field(validator=safe_id)
 
     def actors(self) -> tuple[str, ...]:
         return () if self.target == "relay" else (self.target,)
@@ -441,9 +333,9 @@ class Errors(Step):
     """The relay answers ``status`` to everything (or to one route) for a while."""
 
     RULE = "errors"
-    status: int = attrs.field(validator=_one_of(429, 500, 502, 503, 504))
+    status: int = attrs.field(validator=one_of(429, 500, 502, 503, 504))
     seconds: float = attrs.field(validator=SECONDS)
-    route: str | None = _omitted(None, validator=attrs.validators.optional(_one_of(*ROUTE_NAMES)))
+    route: str | None = omitted(None, validator=attrs.validators.optional(one_of(*ROUTE_NAMES)))
 
     def action(self, now: float) -> S.ErrorBurst:
         return S.ErrorBurst(self.status, now, now + self.seconds, self.route)
@@ -455,7 +347,7 @@ class Jump(Step):
 
     RULE = "jump"
     device: str = DEVICE
-    ms: int = attrs.field(validator=_number(-10 * 365 * 86_400_000, 10 * 365 * 86_400_000, True))
+    ms: int = attrs.field(validator=number(-10 * 365 * 86_400_000, 10 * 365 * 86_400_000, True))
 
     def action(self, now: float) -> S.ClockStep:
         return S.ClockStep(self.device, now, self.ms)
@@ -466,8 +358,8 @@ class Adversary(Step):
     """The relay turns malicious for ``targets``."""
 
     RULE = "adversary"
-    mode: str = attrs.field(validator=_one_of(*MODES))
-    targets: tuple[str, ...] = attrs.field(converter=_listed, validator=_ids)
+    mode: str = attrs.field(validator=one_of(*MODES))
+    targets: tuple[str, ...] = attrs.field(converter=listed, validator=safe_ids)
     params: dict = attrs.field(factory=dict, validator=attrs.validators.instance_of(dict))
 
     def __attrs_post_init__(self) -> None:
@@ -498,11 +390,9 @@ class Forge(Step):
     device: str = DEVICE
     graph: str = GRAPH
     record: str = RECORD
-    how: str = attrs.field(validator=_one_of(*HOWS))
-    gap: str | None = _omitted(
-        None, validator=attrs.validators.optional(_one_of("latest", "oldest"))
-    )
-    op: str = _omitted("edit", validator=_one_of("edit", "delete"))
+    how: str = attrs.field(validator=one_of(*HOWS))
+    gap: str | None = omitted(None, validator=attrs.validators.optional(one_of("latest", "oldest")))
+    op: str = omitted("edit", validator=one_of("edit", "delete"))
 
 
 @attrs.frozen
@@ -516,7 +406,7 @@ class Malformed(Step):
     device: str = DEVICE
     graph: str = GRAPH
     record: str = RECORD
-    what: str = attrs.field(validator=_one_of(*RECORD_MALFORMATIONS))
+    what: str = attrs.field(validator=one_of(*RECORD_MALFORMATIONS))
 
 
 @attrs.frozen
@@ -528,7 +418,7 @@ class FalseCheckpoint(Step):
     RULE = "false-checkpoint"
     device: str = DEVICE
     graph: str = GRAPH
-    of: str = attrs.field(validator=_one_of("other-member", "other-slot"))
+    of: str = attrs.field(validator=one_of("other-member", "other-slot"))
 
 
 @attrs.frozen
@@ -566,11 +456,11 @@ class Rogue(Step):
         if not isinstance(value, dict) or any(
             not isinstance(value.get(k), t) for k, t in shape.items()
         ):
-            _fail(attribute, value, "a raw request {method, path, query, headers, body}")
+            fail(attribute, value, "a raw request {method, path, query, headers, body}")
         body = value.get("body")
         filler = isinstance(body, dict) and set(body) == {"fill", "byte"}
         if not (isinstance(body, str) or filler):
-            _fail(attribute, body, "a base64url body or {fill, byte}")
+            fail(attribute, body, "a base64url body or {fill, byte}")
 
 
 CEREMONIES = (Link, Revoke, Rotate, Recover, Invite, Steal)
@@ -589,9 +479,9 @@ class Interrupt(Step):
     ceremony: Step = attrs.field(
         converter=_ceremony, validator=attrs.validators.instance_of(CEREMONIES)
     )
-    requests: int = attrs.field(validator=_number(1, MAX_REQUESTS, integer=True))
-    before: bool = attrs.field(validator=_flag)
-    fault: str = attrs.field(validator=_one_of("crash", "partition"))
+    requests: int = attrs.field(validator=number(1, MAX_REQUESTS, integer=True))
+    before: bool = attrs.field(validator=flag)
+    fault: str = attrs.field(validator=one_of("crash", "partition"))
 
     def actors(self) -> tuple[str, ...]:
         return self.ceremony.actors()

@@ -20,51 +20,20 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from simkit.errors import SimkitError
 from simkit.fuzz import actions as A
-from simkit.fuzz import rogue
+from simkit.fuzz.attacks import AttackRules
 from simkit.fuzz.driver import WorldDriver
+from simkit.fuzz.faults import FaultRules
 from simkit.fuzz.params import GRAPHS, RECORDS, WorldParams, world_params
+from simkit.fuzz.rogues import RogueRules
 from simkit.fuzz.steer import Steering
 from simkit.fuzz.steps import apply_step
+from simkit.fuzz.swarm import since_classic, swarm
 from simkit.invariants import Monitor, Violation
-from simkit.model.requests import requests
-from simkit.protocol.messages import ANSWER_MALFORMATIONS, RECORD_MALFORMATIONS
-from simkit.sim.clock import relay_time_ms
-from simkit.sim.forge import HOWS
 from simkit.sim.network import RELAY
 from simkit.sim.variant import HONEST, Variant
 
 MAX_LINKS = 2
-MALFORMED = tuple(RECORD_MALFORMATIONS)
-ANSWERS_MALFORMED = tuple(ANSWER_MALFORMATIONS)
-BLOB_POLICIES = (("retain", None), ("transport", None), ("ephemeral", 1_000), ("ephemeral", 90_000))
-# A partial outage fails one route (None: all of them).
-OUTAGE_ROUTES = (
-    None,
-    "GET /graphs/:gid/devices",
-    "GET /graphs/:gid/keys",
-    "GET /graphs/:gid/keygaps",
-    "POST /graphs/:gid/keys",
-    "GET /graphs/:gid/log",
-)
-MODES = (
-    ("withhold", {"log": "lists"}),
-    ("withhold", {"log": "hides"}),
-    ("withhold", {"log": "lists", "fraction": 0.5}),
-    ("rollback", {}),
-    ("fork", {}),
-    ("reorder", {"what": "log"}),
-    ("reorder", {"what": "pull"}),
-    ("replay", {"into": "slot"}),
-    ("replay", {"into": "graph"}),
-    ("rewrite-log", {"how": "rev"}),
-    ("rewrite-log", {"how": "drop"}),
-    ("substitute-keys", {}),
-    ("drop-wraps", {}),
-    ("substitute-wraps", {}),
-    ("lie-epoch", {}),
-)
 CLASSIC_VERDICTS = ["approve", "approve", "reject"]  # 685eb33's humans never compared codes
-CLASSIC_MODES = tuple(MODES[i] for i in (0, 1, 3, 5, 7, 9, 11, 14))  # 685eb33's (``classic``)
 
 
 class InvariantViolation(SimkitError, AssertionError):
@@ -75,18 +44,7 @@ class InvariantViolation(SimkitError, AssertionError):
         super().__init__("\n".join(str(v) for v in violations))
 
 
-def swarm(name: str):
-    """A rule this example may leave out (``WorldParams.rules``)."""
-    return precondition(lambda self: self.params is not None and self.params.enabled(name))
-
-
-def since_classic(method):
-    """A rule commit 685eb33's machines did not have: ``classic`` work leaves it out, so
-    that ``simkit bench fuzz`` compares equal work."""
-    return precondition(lambda self: not self.classic)(method)
-
-
-class WorldMachine(RuleBasedStateMachine):
+class WorldMachine(FaultRules, RogueRules, RuleBasedStateMachine):
     variant: Variant = HONEST
     honest = True
     classic = False  # the rules and draws of commit 685eb33's machines (``simkit bench fuzz``)
@@ -491,201 +449,11 @@ class WorldMachine(RuleBasedStateMachine):
             by = self.pick(data, inviters, "inviter")
             self.ceremony(A.Invite(by=by, graph="g:team", member="dave", device="d1"))
 
-    @swarm("interrupt")
-    @rule(
-        data=st.data(),
-        # a ceremony's first request 40 % of the time: a crash before it, or between it
-        # and the next, is a situation of its own (simkit.sim.situations)
-        requests=st.sampled_from((1, 1, 1, 1, 2, 2, 3, 4, 6, 8)),
-        before=st.booleans(),
-        fault=st.sampled_from(["crash", "crash", "partition"]),
-    )
-    def interrupt(self, data, requests, before, fault):
-        """A ceremony cut by a crash or a partition right before (or after) one of its
-        requests: who finishes it afterwards is what the invariants check."""
-        choices = self.ceremonies(data)
-        if not choices:
-            return
-        # the once-per-world ceremonies (a9 recovers, dave joins, a theft) come up less
-        # often than a link or a rotation: twice the weight here
-        once = [c for c in choices if isinstance(c, A.Recover | A.Invite | A.Steal)]
-        step = self.pick(data, choices + once, "ceremony")
-        if isinstance(step, A.Link):
-            self.links += 1
-        self.do(A.Interrupt(ceremony=step, requests=requests, before=before, fault=fault))
-
-    @swarm("rogue")
-    @rule(
-        data=st.data(),
-        record=st.sampled_from(RECORDS),
-        how=st.sampled_from(HOWS),
-        op=st.sampled_from(["edit", "delete"]),
-    )
-    def forge(self, data, record, how, op):
-        """A member's non-conforming client pushes a sealed record (or tombstone) that
-        breaks one receive check: every receiver refuses it. Or it fills a key gap, of
-        the latest epoch or of the oldest one a device lacks, with a wrap nobody can open."""
-        chosen = self.device_and_graph(data)
-        if chosen is None:
-            return
-        device, graph = chosen
-        gap = self.pick(data, ["latest", "oldest"], "gap") if how == "wrap" else None
-        self.do(A.Forge(device=device, graph=graph, record=record, how=how, gap=gap, op=op))
-
-    @since_classic
-    @swarm("rogue")
-    @rule(data=st.data(), record=st.sampled_from(RECORDS), what=st.sampled_from(MALFORMED))
-    def malformed(self, data, record, what):
-        """A member's non-conforming client pushes a record with one malformation of the
-        spec's tables (``simkit.protocol.messages``): refused when invalid, applied when
-        valid (a member at its boundary, an unknown member, a key given twice)."""
-        chosen = self.device_and_graph(data)
-        if chosen is not None:
-            device, graph = chosen
-            self.do(A.Malformed(device=device, graph=graph, record=record, what=what))
-
-    @since_classic
-    @swarm("rogue")
-    @rule(data=st.data(), of=st.sampled_from(["other-member", "other-slot"]))
-    def false_checkpoint(self, data, of):
-        """A member's client publishes a checkpoint nobody may believe (another member's
-        device, or another device's slot), after enough writes for a boundary: a
-        receiver that believed it would compare heads with it and raise a false alarm."""
-        chosen = self.device_and_graph(data)
-        if chosen is None:
-            return
-        device, graph = chosen
-        self.do(A.Burst(device=device, graph=graph, count=70))
-        self.do(A.FalseCheckpoint(device=device, graph=graph, of=of))
-        self.do(A.Advance(seconds=30))
-
-    @since_classic
-    @swarm("newer")
-    @rule(data=st.data(), record=st.sampled_from(RECORDS))
-    def newer(self, data, record):
-        """A member's newer client writes a record carrying a member this client does not
-        know (Versioning rule 3): it is signed, then ignored; every device accepts it."""
-        chosen = self.device_and_graph(data)
-        if chosen is not None:
-            device, graph = chosen
-            self.do(A.Newer(device=device, graph=graph, record=record))
-
-    @swarm("rogue")
-    @rule(data=st.data(), count=st.integers(1, 40))
-    def raw_requests(self, data, count):
-        """A client outside the fleet sends a burst of raw requests drawn from the whole
-        request space (``simkit.fuzz.rogue``), each aimed at the relay as the model sees
-        it after the one before; every answer is checked against the model."""
-        for _ in range(count):
-            oracle = self.world.relay_oracle
-            if oracle is None or oracle.check is None:
-                return
-            now = relay_time_ms(self.world.now())
-            request = data.draw(requests(oracle.check.model, rogue.SPACE, now), label="request")
-            self.do(A.Rogue(request=rogue.encode(request)))
-
     # -- the directory --------------------------------------------------------------------
-
-    @swarm("membership")
-    @rule(member=st.sampled_from(("carol", "bob")), leave=st.booleans())
-    def membership(self, member, leave):
-        """A member leaves or rejoins the group (the roster keeps its devices)."""
-        self.do((A.Leave if leave else A.Join)(member=member))
-
-    @swarm("capability")
-    @rule(
-        member=st.sampled_from(("bob", "carol")),
-        may=st.sampled_from(["read-only", "all", "no-rotate"]),
-    )
-    def capability(self, member, may):
-        self.do(A.Capability(member=member, may=may))
 
     # -- blobs ----------------------------------------------------------------------------
 
-    @swarm("blobs")
-    @rule(data=st.data(), policy=st.sampled_from(BLOB_POLICIES))
-    def blob_upload(self, data, policy):
-        chosen = self.device_and_graph(data)
-        if chosen is None:
-            return
-        device, graph = chosen
-        blob = f"{device}-b{len(self.steps)}"
-        self.blobs.append((graph, blob))
-        name, ttl = policy
-        self.do(A.BlobUpload(device=device, graph=graph, blob=blob, policy=name, ttl=ttl))
-
-    @swarm("blobs")
-    @rule(data=st.data(), ack=st.booleans(), delete=st.booleans())
-    def blob_use(self, data, ack, delete):
-        """A member's device fetches a blob (and acks it), or deletes it."""
-        if not self.blobs or not self.alive():
-            return
-        graph, blob = self.pick(data, self.blobs, "blob")
-        readers = [d for d in self.alive() if graph in self.graphs_of(d)]
-        if not readers:
-            return
-        device = self.pick(data, readers, "device")
-        if delete:
-            self.do(A.BlobDelete(device=device, graph=graph, blob=blob))
-        else:
-            self.do(A.BlobFetch(device=device, graph=graph, blob=blob, ack=ack))
-
-    @swarm("blobs")
-    @precondition(lambda self: self.params.relay.get("sweep_interval_ms") == 0)
-    @rule()
-    def sweep(self):
-        """The built-in sweeper is off: the one external job sweeps."""
-        self.do(A.Sweep())
-
     # -- faults ---------------------------------------------------------------------------
-
-    @swarm("crash")
-    @rule(data=st.data())
-    def crash_or_restart(self, data):
-        down = [
-            d for d, s in sorted(self.world.slots.items()) if s.device is None and not s.revoked
-        ]
-        if down and data.draw(st.booleans(), label="restart"):
-            self.do(A.Restart(device=self.pick(data, down, "device")))
-        elif len(self.honest_devices()) > 2:
-            self.do(A.Crash(device=self.pick(data, self.honest_devices(), "device")))
-
-    @swarm("jump")
-    @rule(data=st.data(), ms=st.sampled_from([-600_000, -90_000, 90_000, 400_000, 3_600_000]))
-    def jump_clock(self, data, ms):
-        if not self.honest_devices():
-            return
-        self.do(A.Jump(device=self.pick(data, self.honest_devices(), "device"), ms=ms))
-
-    @swarm("partition")
-    @rule(data=st.data(), seconds=st.sampled_from([10, 60, 300]))
-    def partition(self, data, seconds):
-        if not self.alive():
-            return
-        devices = data.draw(
-            st.lists(st.sampled_from(self.alive()), min_size=1, max_size=3, unique=True)
-        )
-        self.do(A.Partition(devices=sorted(devices), seconds=seconds))
-
-    @swarm("partition")
-    @rule()
-    def heal(self):
-        self.do(A.Heal())
-
-    @swarm("errors")
-    @rule(data=st.data(), status=st.sampled_from([503, 429]))
-    def relay_trouble(self, data, status):
-        """The relay fails every request for a while, or only one route's (a partial
-        outage: the roster or the keys cannot be read while pushes and pulls work).
-        ``classic`` work: whole outages of 5 or 30 s, as 685eb33 drew."""
-        seconds = self.pick(data, [5, 30] if self.classic else [5, 30, 120], "seconds")
-        route = None if self.classic else self.pick(data, OUTAGE_ROUTES, "route")
-        self.do(A.Errors(status=status, seconds=seconds, route=route))
-
-    @swarm("relay-crash")
-    @rule(seconds=st.sampled_from([5, 30]))
-    def relay_crash(self, seconds):
-        self.do(A.RelayCrash(seconds=seconds))
 
 
 class ReleaseRules(RuleBasedStateMachine):
@@ -717,7 +485,7 @@ class HonestMachine(WorldMachine):
     """An honest relay under network faults, clock skew and crashes."""
 
 
-class AdversaryMachine(WorldMachine):
+class AdversaryMachine(AttackRules, WorldMachine):
     """A relay that turns malicious for chosen devices (forks included), devices that
     get stolen, and attacks aimed at a device right after it restarts."""
 
@@ -731,118 +499,6 @@ class AdversaryMachine(WorldMachine):
             by, device = self.pick(data, pairs, "steal")
             out.append(A.Steal(by=by, device=device))
         return out
-
-    def _mode(self, data, name: str, params: dict, target: str) -> A.Adversary:
-        params = dict(params)
-        if name == "rollback":
-            params["snapshot_at"] = 0
-        if name == "substitute-keys":
-            others = [d for d in self.honest_devices() if d != target]
-            params["victim"] = self.pick(data, others, "victim")
-        return A.Adversary(mode=name, targets=[target], params=params)
-
-    @swarm("adversary")
-    @rule(data=st.data())
-    def malicious(self, data):
-        if len(self.honest_devices()) < 2:
-            return
-        mode = self.pick(data, CLASSIC_MODES if self.classic else MODES, "mode")
-        target = self.pick(data, self.honest_devices(), "target")
-        graphs = self.graphs_of(target) if mode[0] == "rollback" else []
-        graph = self.pick(data, graphs, "graph") if graphs else None
-        if graph is not None:  # the target is served a counter the snapshot lacks ...
-            self.do(A.Write(device=target, graph=graph, record=RECORDS[1], op="edit"))
-            self.do(A.Advance(seconds=5))
-        self.do(self._mode(data, *mode, target))
-        if graph is not None:
-            # ... then writes at once: a rolled-back relay answering its push is the
-            # contradiction this mode is about (a situation; rare when left to chance)
-            self.do(A.Write(device=target, graph=graph, record=RECORDS[0], op="edit"))
-
-    @since_classic
-    @swarm("adversary")
-    @rule(
-        data=st.data(),
-        mode=st.sampled_from(MODES),
-        count=st.sampled_from([1, 70, 70]),  # a boundary's worth is what checkpoints need
-        merge=st.sampled_from([True, True, False]),
-    )
-    def attack(self, data, mode, count, merge):
-        """A mode switched on, then what exposes it: another device writes to a graph
-        the target follows (one record, or a checkpoint boundary's worth); on a fork
-        or rollback the target writes as much on its side; after substituted keys the
-        target rotates (a wrap to the changed keys); time passes for checkpoints to be
-        published and served; and a fork or rollback may meet the honest history."""
-        if len(self.honest_devices()) < 2:
-            return
-        target = self.pick(data, self.honest_devices(), "target")
-        shared = [
-            (d, g)
-            for d in self.honest_devices()
-            if d != target
-            for g in self.graphs_of(d)
-            if g in self.graphs_of(target)
-        ]
-        if not shared:
-            return
-        self.do(self._mode(data, *mode, target))
-        writer, graph = self.pick(data, shared, "writer")
-        sides = [writer, target] if mode[0] in ("fork", "rollback") else [writer]
-        for device in sides:
-            if count == 1:
-                self.do(A.Write(device=device, graph=graph, record="r0", op="edit"))
-            else:
-                self.do(A.Burst(device=device, graph=graph, count=count))
-        if mode[0] == "substitute-keys":
-            self.do(A.Rotate(by=target, graph=graph))
-        self.do(A.Advance(seconds=30))
-        self.do(A.Advance(seconds=30))
-        if merge and mode[0] in ("fork", "rollback"):
-            self.do(A.Merge())
-            self.do(A.Advance(seconds=30))
-
-    @since_classic
-    @swarm("adversary")
-    @rule(data=st.data(), what=st.sampled_from(ANSWERS_MALFORMED))
-    def malformed_answers(self, data, what):
-        """The relay answers a device with one malformation of the spec's table of an
-        answer (a roster entry, keys, a wrap, a key gap, a pull or log page or entry, a
-        push answer), then time passes: it must neither crash nor believe it."""
-        if len(self.honest_devices()) < 2:
-            return
-        target = self.pick(data, self.honest_devices(), "target")
-        self.do(A.Adversary(mode="malform", targets=[target], params={"what": what}))
-        self.do(A.Advance(seconds=30))
-
-    @since_classic
-    @swarm("adversary")
-    @rule()
-    def merge(self):
-        """The relay ends its oldest mode: a fork or rollback meets the honest history."""
-        self.do(A.Merge())
-
-    @since_classic
-    @swarm("adversary")
-    @rule(data=st.data(), mode=st.sampled_from(MODES))
-    def attack_after_restart(self, data, mode):
-        """A crashed device boots and is attacked at once, on what it kept across the
-        crash (pins, epochs, checkpoints, cursors)."""
-        down = [
-            d for d, s in sorted(self.world.slots.items()) if s.device is None and not s.revoked
-        ]
-        if not down or not self.honest_devices():
-            return
-        target = self.pick(data, down, "device")
-        self.do(A.Restart(device=target))
-        self.do(self._mode(data, *mode, target))
-
-    @swarm("steal")
-    @rule(data=st.data())
-    def steal(self, data):
-        pairs = self._same_member_pairs()
-        if pairs:
-            by, device = self.pick(data, pairs, "steal")
-            self.ceremony(A.Steal(by=by, device=device))
 
 
 def machine_for(

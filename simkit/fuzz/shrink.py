@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from simkit.fuzz import actions as A
+from simkit.fuzz.fields import MAX_SECONDS
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.realtime import wall_clock
 
@@ -182,7 +183,7 @@ class Shrinker:
         merged: list[A.Step] = []
         for step in self.best:
             if merged and isinstance(step, A.Advance) and isinstance(merged[-1], A.Advance):
-                total = min(merged[-1].seconds + step.seconds, A.MAX_SECONDS)
+                total = min(merged[-1].seconds + step.seconds, MAX_SECONDS)
                 merged[-1] = A.Advance(seconds=total)
             else:
                 merged.append(step)

@@ -21,9 +21,9 @@ from simkit.fuzz.params import CAPABILITIES, GROUP, KINDS, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
 from simkit.sim.forge import false_checkpoint, forged_grant, forged_op, malformed_op, newer_op
+from simkit.sim.parties import Tripwire
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import AppWrite, plaintext
-from simkit.sim.world import Tripwire
 
 __all__ = ["MEMBERS", "StepError", "WorldParams", "apply_step"]
 
@@ -138,7 +138,7 @@ def _forge(driver, step, index) -> None:
     sk = slot.device.storage_key(graph_id)
 
     async def send():
-        with world.foreign_client(step.device) as stamped:
+        with world.foreign.client(step.device) as stamped:
             await forge(stamped)
 
     async def forge(stamped):
@@ -154,6 +154,7 @@ def _forge(driver, step, index) -> None:
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             if op is not None:
                 world.ledger.forge(sk, step.record, op["rev"])
+                _forged(world, step, graph_id, op)
         if request is None:
             return
         try:
@@ -165,6 +166,13 @@ def _forge(driver, step, index) -> None:
             _written_at(world, sk, op, response)
 
     driver.run(world.on_device, step.device, send)
+
+
+def _forged(world, step, graph_id: str, op: dict) -> None:
+    """Trace what a non-conforming client is about to push: a report's evidence starts
+    from this cause, not from the receiver that fell for it."""
+    world.note("event", step.device, name="forged.write", graph=graph_id, client=step.RULE,
+               recordId=op["recordId"], rev=op["rev"])  # fmt: skip
 
 
 def _malformed(driver, step, index) -> None:
@@ -181,7 +189,7 @@ def _malformed(driver, step, index) -> None:
     async def send():
         if _behind(world, slot.device, graph_id):
             return
-        with world.foreign_client(step.device) as stamped:
+        with world.foreign.client(step.device) as stamped:
             made = malformed_op(slot.device, graph_id, step.record, step.what)
             stamped()
             if made is None:
@@ -190,6 +198,7 @@ def _malformed(driver, step, index) -> None:
             world.coverage.add([f"malformed {step.what}"])
             if not valid:
                 world.ledger.forge(sk, op["recordId"], op["rev"])
+                _forged(world, step, graph_id, op)
             else:  # a record every receiver applies: another client's write, as ``newer``
                 world.note("event", step.device, name="other.write", graph=graph_id,
                            client=step.RULE, recordId=op["recordId"], rev=op["rev"])  # fmt: skip
@@ -237,7 +246,7 @@ def _other_client(driver, step, make) -> None:
     async def push():
         if _behind(world, slot.device, graph_id):
             return
-        with world.foreign_client(step.device) as stamped:
+        with world.foreign.client(step.device) as stamped:
             op = make(slot.device, graph_id)
             stamped()
             if op is None:
@@ -278,8 +287,8 @@ def _newer(driver, step, index) -> None:
 
 def _reimport(driver, step, index) -> None:
     """A recovery bundle imported on a device with a history (it wipes its store)."""
-    world = driver.world
-    driver.run(world.on_device, step.device, lambda: world.reimport(step.device, step.source))
+    world, device, source = driver.world, step.device, step.source
+    driver.run(world.on_device, device, lambda: world.parties.reimport(device, source))
 
 
 def _gap(world, sk: str, forger: str, which: str) -> tuple[str, int] | None:
@@ -346,7 +355,7 @@ def _blob_delete(driver, step, index) -> None:
 
 
 def _rogue(driver, step, index) -> None:
-    driver.run(driver.world.send_raw, rogue.decode(step.request))
+    driver.run(driver.world.foreign.send_raw, rogue.decode(step.request))
 
 
 def _sweep(driver, step, index) -> None:
@@ -372,7 +381,7 @@ def _heal(driver, step, index) -> None:
 
 
 def _restart(driver, step, index) -> None:
-    driver.do(driver.world.restart, step.device)
+    driver.do(driver.world.parties.restart, step.device)
 
 
 def _merge(driver, step, index) -> None:
@@ -400,7 +409,7 @@ def _interrupt(driver, step, index) -> None:
             before=step.before,
         )
         if step.fault == "crash":
-            world.crash(device_id)
+            world.parties.crash(device_id)
         else:
             world.network.partition([device_id], until=trio.current_time() + 60)
 

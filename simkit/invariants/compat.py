@@ -32,7 +32,7 @@ class NoPartition(Invariant):
     def _across(world, reader: str, writer: str, sealed: dict) -> bool:
         """The record crosses versions: written by a device of another one, or carrying
         members this spec does not know (a newer client's)."""
-        if world.version_of(reader) is not world.version_of(writer):
+        if world.parties.version_of(reader) is not world.parties.version_of(writer):
             return True
         return any(name not in RECORD_MEMBERS for name in sealed)
 
@@ -57,9 +57,9 @@ class NoPartition(Invariant):
         return [
             self.violation(
                 world,
-                f"{event.actor} ({world.version_of(event.actor).name}) refused "
+                f"{event.actor} ({world.parties.version_of(event.actor).name}) refused "
                 f"{fields['recordId']} at {fields['rev']} for its {fields['reason']}, an honest "
-                f"write of {writer} ({world.version_of(writer).name}) {how}: "
+                f"write of {writer} ({world.parties.version_of(writer).name}) {how}: "
                 f"{fields.get('detail')}".replace(" :", ":"),
                 trace_seq=event.seq,
                 graph=sk,
@@ -114,9 +114,9 @@ class LogUnverified(Invariant):
                     out.append(
                         self.violation(
                             world,
-                            f"{slot.device_id} ({world.version_of(slot.device_id).name}) "
+                            f"{slot.device_id} ({world.parties.version_of(slot.device_id).name}) "
                             f"reports the log of {sk} ok, but the relay "
-                            f"({world.relay_version.name}) answered none of its log reads",
+                            f"({world.parties.relay_version.name}) answered none of its log reads",
                             graph=sk,
                             devices=(slot.device_id,),
                         )

@@ -239,9 +239,10 @@ DECISIONS = frozenset({
 
 def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple[Evidence, ...]:
     """The events that explain a violation: for each record it names (the first few),
-    the last writes before it and their push, the relay's answer, and each named
-    device's decision with the pull that delivered it; the named devices' first log
-    alarm; and the moment the violation was seen. Trace order, each event once."""
+    the last writes before it (or the forged write a non-conforming client made) and
+    their push, the relay's answer, and each named device's decision with the pull
+    that delivered it; the named devices' first log alarm; and the moment the
+    violation was seen. Trace order, each event once."""
     events = story.events
     if not events:
         return ()
@@ -263,6 +264,15 @@ def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple
                 if d.device in devices and not d.newer:
                     add(d.pull_seq, f"the pull that brought it to {d.device}")
                     add(d.seq, f"{d.device}'s decision")
+        forged = [
+            e for e in events[: seen + 1]
+            if _name(e) == "forged.write" and e.fields.get("recordId") == record
+            and (graph is None or e.fields.get("graph") == graph)
+        ]  # fmt: skip
+        for e in forged[-PER_RECORD_WRITES:]:
+            add(e.seq, f"the forged write of {record} by {e.actor}'s non-conforming client")
+            push = next((p for p in events[e.seq : seen + 1] if _is_push(p, e.actor)), None)
+            add(push and push.seq, "the push that carried it")
         for device in devices:
             decided = [
                 e
@@ -274,12 +284,42 @@ def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple
     for device in devices:
         alarm = next((e for e in events if e.actor == device and _name(e) == "log.alarm"), None)
         add(alarm and alarm.seq, f"{device}'s log alarm")
-    if not chosen:  # nothing named a record: what the named devices did last
+    if not chosen:  # nothing named a record: the exchange where it was seen, from its request
+        for seq, role in _exchange(events, seen):
+            add(seq, role)
+    if not chosen:  # nor an exchange: what the named devices did last
         mine = [e for e in events[: seen + 1] if e.actor in devices and e.kind == "event"]
         for e in mine[-5:]:
             add(e.seq, f"what {e.actor} did last")
     add(seen, "where the violation was seen")
     return tuple(Evidence(role, events[seq]) for seq, role in sorted(chosen.items()))
+
+
+def _exchange(events, seen: int) -> list[tuple[int, str]]:
+    """The request, delivery and answer of the exchange the event at ``seen`` belongs to
+    (a relay-model finding is seen at an answer: its cause is the request)."""
+    e = events[seen]
+    device, xid = e.fields.get("device", e.actor), e.fields.get("xid")
+    if xid is None or e.kind not in ("request", "delivery", "response", "check"):
+        return []
+    out = []
+    for other in events[: seen + 1]:
+        if other.fields.get("xid") != xid:
+            continue
+        if other.kind == "request" and other.actor == device:
+            out = [(other.seq, f"the request of {device}")]
+        elif other.kind == "delivery" and other.fields.get("device") == device and out:
+            out.append((other.seq, "the relay's answer to it"))
+        elif other.kind == "response" and other.actor == device and out:
+            out.append((other.seq, f"what {device} received"))
+    return out
+
+
+def _is_push(event: TraceEvent, device: str) -> bool:
+    return (
+        event.kind == "request" and event.actor == device and event.fields.get("method") == "POST"
+        and str(event.fields.get("path", "")).endswith("/push")
+    )  # fmt: skip
 
 
 def centred_on_cause(story: Story, found: tuple[Evidence, ...]) -> Story:

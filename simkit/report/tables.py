@@ -209,8 +209,10 @@ def evidence_table(found: tuple[Evidence, ...]) -> Table:
     header = ("Trace", "t (s)", "Role", "Actor", "Event", "Detail")
     note = (
         "The trace events behind it, in trace order (trace#N is line N + 1 of trace.jsonl): "
-        "the writes of the records it names, the push that carried each, the relay's answer, "
-        "each named device's decision and the pull that brought it, and its first log alarm."
+        "the writes of the records it names (or a non-conforming client's forged write), the "
+        "push that carried each, the relay's answer, each named device's decision and the "
+        "pull that brought it, and its first log alarm; for a violation that names no record, "
+        "the request behind the answer where it was seen."
     )
     return Table("Evidence", note, header, [e.cells() for e in found], anchors="ev")
 

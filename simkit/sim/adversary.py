@@ -86,7 +86,7 @@ class Mode:
         a false checkpoint, a newer client's record): the answer goes to it, and the
         target's client never reads it (found by a steered run: the answer to a false
         checkpoint's push under a rollback was counted as served to the device)."""
-        if self.world.sent_by_foreign(request):
+        if self.world.foreign.sent(request):
             return  # a non-conforming client's request: the target's client never reads it
         aimed = [m for m in self.world.adversary.modes if m.aims_at(device_id)]
         if aimed == [self]:
@@ -113,7 +113,7 @@ class Shadow(Mode):
 
     def __init__(self, world, action, snapshot: dict) -> None:
         super().__init__(world, action)
-        self.shadow = world.party_class(world.relay_version, "relay").restore(
+        self.shadow = world.parties.party_class(world.parties.relay_version, "relay").restore(
             world.host, relay_clock(DEFAULT_EPOCH_MS), snapshot, on_event=self._event,
             **world.spec.relay_settings,
         )  # fmt: skip

@@ -208,14 +208,14 @@ class DeviceOracle:
             identity = Identity(
                 device.member_id, device.device_id, device.keys.wrap_key, device.keys.sig_jwk
             )
-            version = self.world.version_of(slot.device_id)
+            version = self.world.parties.version_of(slot.device_id)
             model = self.models[slot.device_id] = version.device_model(
                 identity, app, version.changes
             )
             model.on_finding = functools.partial(self._kept, slot.device_id)
             model.on_departure = functools.partial(self._departed, slot.device_id)
         else:
-            version = self.world.version_of(slot.device_id)
+            version = self.world.parties.version_of(slot.device_id)
             model.restarted(version.device_model, version.changes)
         device.store.on_commit = functools.partial(self._committed, slot)
 
@@ -231,7 +231,7 @@ class DeviceOracle:
 
     def stamped(self, device_id: str):
         """What a non-conforming client using ``device_id``'s credential calls right
-        after stamping (``World.foreign_client``): it stamps with the device's stamp,
+        after stamping (``World.foreign.client``): it stamps with the device's stamp,
         which moves on, before any await lets the device stamp its own writes."""
         slot = self.world.slots[device_id]
 
@@ -245,7 +245,7 @@ class DeviceOracle:
     # -- what the link sees -----------------------------------------------------------------
 
     def _model(self, device_id: str) -> DeviceModel | None:
-        if self.world.foreign():  # a non-conforming client's request: not the device's
+        if self.world.foreign.running():  # a non-conforming client's request: not the device's
             return None
         return self._following(self.world.slots.get(device_id))
 

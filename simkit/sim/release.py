@@ -1,6 +1,6 @@
 """A world's versions: one, or (a release, docs/releases.md) a base and a new one, and
 which parties have moved to the new one. The world asks it which class a party runs
-and which model judges it; ``World.upgrade`` moves a party."""
+and which model judges it; ``World.parties.upgrade`` moves a party."""
 
 import attrs
 

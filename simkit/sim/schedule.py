@@ -62,13 +62,13 @@ def _partition(world, a: S.Partition) -> None:
 
 
 def _crash_device(world, a: S.CrashDevice) -> None:
-    world.crash(a.device)
+    world.parties.crash(a.device)
     if a.restart_after is not None:
-        world.network.call_at(a.at + a.restart_after, world.restart, a.device)
+        world.network.call_at(a.at + a.restart_after, world.parties.restart, a.device)
 
 
 def _crash_relay(world, a: S.CrashRelay) -> None:
-    world.crash_relay(a.until)
+    world.parties.crash_relay(a.until)
 
 
 def _error_burst(world, a: S.ErrorBurst) -> None:
@@ -128,8 +128,8 @@ def _steal(world, a: S.Steal) -> None:
     async def theft():
         await device.revoke(a.device)
         if world.slots[a.device].revoked:
-            world.crash(a.device)
-            world.restart(a.device, ThiefDevice)
+            world.parties.crash(a.device)
+            world.parties.restart(a.device, ThiefDevice)
 
     return a.by, theft
 
@@ -154,7 +154,7 @@ def _recover(world, a: S.Recover) -> None:
     slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
-        with world.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
+        with world.parties.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
             await slot.device.import_bundle(bundle, PASSPHRASE)
         await world.bring_online(slot)
 
@@ -173,7 +173,7 @@ def _invite(world, a: S.Invite) -> None:
 
     async def ceremony():
         graph_id, ring = open_invite(invite, box)
-        with world.importing(slot, {storage_key(graph_id, a.member): ring}, wipe=False):
+        with world.parties.importing(slot, {storage_key(graph_id, a.member): ring}, wipe=False):
             slot.device.accept_invite(invite, box)  # only the door code went to the host
         await world.bring_online(slot)
 
@@ -197,7 +197,7 @@ def _adversary(world, a: S.Adversary) -> None:
 
 
 def _upgrade(world, a: S.Upgrade) -> None:
-    world.upgrade(a.target)
+    world.parties.upgrade(a.target)
 
 
 _HANDLERS = {

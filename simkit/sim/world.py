@@ -10,7 +10,6 @@ drains until the devices settle, and returns the world with its trace.
 import contextlib
 import json
 from collections import Counter
-from collections.abc import Callable
 from urllib.parse import unquote
 
 import attrs
@@ -19,26 +18,28 @@ import trio
 from simkit.client import AppConfig, Device, RelayUnavailable
 from simkit.client.approval import APPROVED
 from simkit.client.schemas import Registry
-from simkit.errors import SimkitError, TransportError, UnsafeIdError
+from simkit.errors import SimkitError, UnsafeIdError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.ids import graph_id_for, storage_key
-from simkit.protocol.keyring import open_recovery_bundle
 from simkit.relay import Poke, Relay, StaticHost
 from simkit.relay.events import DeviceRevoke, GraphRotate
 from simkit.sim import spec as S
 from simkit.sim.adversary import MaliciousRelay
+from simkit.sim.background import record, sample_lag, sweeper
 from simkit.sim.behaviours import DETECTABLE, Coverage, relay_labels
 from simkit.sim.channels import Channels
 from simkit.sim.clock import DEFAULT_EPOCH_MS, ClockJump, DeviceClock, VirtualClock, relay_clock
 from simkit.sim.costs import Costs
 from simkit.sim.determinism import run_virtual
-from simkit.sim.exercise import Exercise, counted, counting, exercise_of
+from simkit.sim.exercise import Exercise, counting, exercise_of
 from simkit.sim.failure import task
-from simkit.sim.ledger import Ledger, Upgrade, persisted
+from simkit.sim.foreign import Foreign
+from simkit.sim.ledger import Ledger
 from simkit.sim.network import RELAY, Network
 from simkit.sim.oracles import DeviceOracle, RelayOracle
+from simkit.sim.parties import DeviceSlot, Link, Parties, Tripwire
 from simkit.sim.release import Versions
-from simkit.sim.schedule import PASSPHRASE, perform
+from simkit.sim.schedule import perform
 from simkit.sim.settle import STABLE_S, patience, progress, settled
 from simkit.sim.situations import Situations
 from simkit.sim.trace import Trace
@@ -47,95 +48,10 @@ from simkit.sim.workload import write_for, writers
 
 SETTLE_POLL_S = 5.0
 DRAIN_CAP_S = 3 * 3600.0  # a world still changing after this is livelocked, not slow
-LAG_SAMPLE_S = 10.0
 REGISTER_ATTEMPTS = 30  # longer than a device's 30 s recheck of keys and key gaps
 APP_SCHEMAS = Registry({"task": lambda data: isinstance(data.get("text"), str)})
 """The simulated application's schemas (client rule 2): a ``task`` carries its text;
 any other kind is free-form."""
-
-
-@attrs.define
-class DeviceSlot:
-    """A device as the world sees it: alive or crashed, and how many times it booted."""
-
-    device_id: str
-    member: str
-    clock: DeviceClock
-    entropy: SeededEntropy
-    device: Device | None = None
-    snapshot: dict | None = None
-    boots: int = 0
-    scopes: list[trio.CancelScope] = attrs.Factory(list)  # everything this device is running
-    revoked: bool = False
-    stolen: bool = False  # revoked, but a thief keeps it running
-    registered: bool = False  # the relay has its keys (a crash may come first)
-    self_sig: bool = True  # False: an older client, which registers without selfSig
-    born: float = 0.0  # when it joined the fleet (virtual time)
-    left: float | None = None  # when it was revoked
-
-    @property
-    def alive(self) -> bool:
-        return self.device is not None
-
-
-@attrs.define
-class Tripwire:
-    """A fault armed on a device's link: right ``before`` (or after) its ``requests``-th
-    request from now, ``fire`` runs (a crash, a partition). It cuts a ceremony
-    between two of its steps, at every commit point the request count can name."""
-
-    requests: int
-    before: bool
-    fire: Callable[[], None]
-
-
-class _Link:
-    """A device's transport as the world hands it out: the network's, plus the
-    tripwire. A fired crash cancels the device's scopes; the checkpoint right after
-    delivers that cancellation here, as a dying process stops where it is."""
-
-    def __init__(self, world: "World", device_id: str) -> None:
-        self._world = world
-        self._tripwires = world.tripwires
-        self._device_id = device_id
-        self._transport = world.network.transport(device_id)
-        self._oracle = world.device_oracle
-
-    async def _trip(self, before: bool) -> None:
-        wire = self._tripwires.get(self._device_id)
-        if wire is None or wire.before != before:
-            return
-        wire.requests -= 1
-        if wire.requests <= 0:
-            del self._tripwires[self._device_id]
-            wire.fire()
-            await trio.lowlevel.checkpoint()
-
-    async def send(self, request, /, **fields):
-        await self._trip(before=True)
-        oracle, world = self._oracle, self._world
-        if oracle is not None:
-            oracle.sent(self._device_id, request)
-        foreign = world.foreign()
-        if foreign:  # the relay side may ask (``World.sent_by_foreign``)
-            world.foreign_requests[id(request)] = request
-        pushed = request.method == "POST" and request.path.endswith("/push")
-        records = world.situations.push_sent(self._device_id, request.body) if pushed else ()
-        try:
-            response = await self._transport.send(request, **fields)
-        except TransportError:
-            if oracle is not None:
-                oracle.lost(self._device_id, request)
-            raise
-        finally:
-            if foreign:
-                del world.foreign_requests[id(request)]
-            if records:
-                world.situations.push_done(self._device_id, records)
-        await self._trip(before=False)
-        if oracle is not None:
-            oracle.received(self._device_id, request, response)
-        return response
 
 
 async def _until_reached(call, *args, **kwargs):
@@ -162,14 +78,14 @@ class World:
         device_model: bool | None = None,
         base: Variant = HONEST,
     ) -> None:
-        """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` and at the end;
-        ``trace_path``: stream the trace there as it is written, keeping in memory only
-        what the monitor has not read yet (a long run's memory stays flat);
-        ``model_check``: check every answer of the relay against the spec's executable
-        model (``simkit.model``), for the ``relay-model`` invariant; ``device_model``
-        (default: as ``model_check``): follow every honest device with the device model
-        (``simkit.model.device``), for the ``device-model`` invariant; ``base``: with a
-        ``spec.rollout``, the version every party starts on (``variant`` is the new one)."""
+        """``monitor``: an invariant monitor stepped every ``LAG_SAMPLE_S`` (of
+        ``simkit.sim.background``) and at the end; ``trace_path``: stream the trace
+        there as it is written, keeping in memory only what the monitor has not read yet
+        (a long run's memory stays flat); ``model_check``: check every answer of the
+        relay against the spec's executable model (``simkit.model``), for ``relay-model``;
+        ``device_model`` (default: as ``model_check``): follow every honest device with
+        the device model, for ``device-model``; ``base``: with a ``spec.rollout``, the
+        version every party starts on (``variant`` is the new one)."""
         self.spec = spec
         self.variant = variant
         self.versions = Versions(variant, base, spec.rollout)  # who runs which (a release)
@@ -213,27 +129,25 @@ class World:
         self._model_wanted = model_check
         wanted = model_check if device_model is None else device_model
         self.device_oracle: DeviceOracle | None = DeviceOracle(self) if wanted else None
-        self._rogue = None  # the transport of raw requests (``send_raw``)
-        self.foreign_tasks: set = set()  # tasks of non-conforming clients (``foreign_client``)
-        self.foreign_requests: dict = {}  # id -> a request such a client has on its way
+        self.foreign = Foreign(self)  # clients outside the fleet (simkit.sim.foreign)
         self.relay_up = True
-        self._relay_outage = 0
-        self._relay_back_at = 0.0
+        self.parties = Parties(self)  # crashes, restarts, upgrades (simkit.sim.parties)
 
     # -- building -----------------------------------------------------------------------
 
     def _build_relay(self) -> None:
-        self.relay = self.party_class(self.relay_version, "relay")(
+        self.relay = self.parties.party_class(self.parties.relay_version, "relay")(
             self.host, relay_clock(DEFAULT_EPOCH_MS), on_event=self._relay_event,
             **self.spec.relay_settings,
         )  # fmt: skip
         if self._model_wanted:
+            version = self.parties.relay_version
             self.relay_oracle = RelayOracle(
-                self.relay, self.host, self.spec.relay_settings, self.trace, self.relay_version
+                self.relay, self.host, self.spec.relay_settings, self.trace, version
             )
             self.relay_oracle.on_departure = self.departed
         if self.versions.release:
-            self._note_version(RELAY)
+            self.parties.note_version(RELAY)
         self.adversary = MaliciousRelay(self)
         self.network = Network(
             self._serve, self.spec.network, self.entropy.fork("network"), self.trace
@@ -261,14 +175,14 @@ class World:
         clock = self._clock_for(device_id)
         slot = DeviceSlot(device_id, member, clock, self.entropy.fork(f"device/{device_id}"))
         slot.born = self.now()
-        slot.device = self.party_class(self.version_of(device_id), "device").create(
-            member, device_id, _Link(self, device_id), clock,
+        slot.device = self.parties.party_class(self.parties.version_of(device_id), "device").create(
+            member, device_id, Link(self, device_id), clock,
             slot.entropy.fork("boot0"), self.config, self._device_event,
         )  # fmt: skip
         self.slots[device_id] = slot
         self.trace.register_clock(device_id, clock.reading_at)
         if self.versions.release:
-            self._note_version(device_id)
+            self.parties.note_version(device_id)
         if self.device_oracle is not None:
             self.device_oracle.attach(slot)
         return slot
@@ -342,32 +256,10 @@ class World:
             self.coverage.add([self.versions.met(request.headers.get("x-device"))])
         self.costs.served(request, response)
         if response.status == 200 and request.method == "GET" and request.path.endswith("/log"):
-            self._log_read(request)
+            _log_read(self, request)
         elif response.status == 400 and request.method == "POST" and request.path.endswith("/keys"):
-            self._rotation_refused(request, response)
+            _rotation_refused(self, request, response)
         return response
-
-    def _rotation_refused(self, request, response) -> None:
-        """A rotation refused as incomplete although ``excluding`` named every missing
-        device: the relay dropped ``excluding``, as an older relay does."""
-        try:
-            answer, body = response.json(), json.loads(request.body)
-            missing, excluded = set(answer["missing"]), set(body["excluding"])
-        except (ValueError, KeyError, TypeError):
-            return
-        sk = self.graph_requested(request.headers.get("x-device"), request.path)
-        if answer.get("error") == "incomplete-rotation" and sk and missing <= excluded:
-            self.ledger.dropped_exclusions.add(sk)
-
-    def _log_read(self, request) -> None:
-        """How far each device has read each log: a device reading a long log page by
-        page makes progress that its store shows only once the read ends."""
-        device_id = request.headers.get("x-device")
-        sk = self.graph_requested(device_id, request.path)
-        after = request.query.get("after", "0")
-        if sk is None or not after.isdecimal():
-            return
-        self.ledger.read_log(device_id, sk, int(after))
 
     def graph_requested(self, device_id: str | None, path: str) -> str | None:
         """The storage key of the graph a device's ``/graphs/<gid>/...`` request names,
@@ -462,115 +354,7 @@ class World:
         if slot is not None:
             slot.revoked, slot.left = True, self.now()
             if not slot.stolen:
-                self.crash(device_id)
-
-    def crash(self, device_id: str) -> None:
-        slot = self.slots[device_id]
-        if not slot.alive:
-            return
-        slot.snapshot = slot.device.snapshot()
-        slot.device = None
-        self.tripwires.pop(device_id, None)
-        for scope in slot.scopes:
-            scope.cancel()
-        if self.device_oracle is not None:
-            self.device_oracle.crashed(device_id)
-        self.note("crash", device_id, what="device-crash")
-
-    def restart(self, device_id: str, device_class: type[Device] | None = None) -> None:
-        """Boot a crashed device from its snapshot (as ``device_class``, e.g. a thief's)."""
-        slot = self.slots[device_id]
-        if slot.alive:
-            return
-        slot.boots += 1
-        device_class = device_class or self.party_class(self.version_of(device_id), "device")
-        slot.device = device_class.restore(
-            slot.snapshot, _Link(self, device_id), slot.clock,
-            slot.entropy.fork(f"boot{slot.boots}"), self.config, self._device_event,
-        )  # fmt: skip
-        if self.device_oracle is not None:
-            self.device_oracle.attach(slot)
-        self.note("crash", device_id, what="device-restart", boot=slot.boots)
-        if not slot.registered:  # it crashed before the relay had its keys: the app retries
-            self._nursery.start_soon(self.on_device, device_id, lambda: self.bring_online(slot))
-            return
-        self.subscribe(slot)
-        self._start(slot)
-
-    def crash_relay(self, until: float) -> None:
-        """The relay is down until ``until``; a crash during an outage extends it."""
-        self._relay_outage += 1
-        self._relay_back_at = max(until, self._relay_back_at if not self.relay_up else until)
-        if self.relay_up:
-            self.network.crash_relay(until=None)
-            self.relay_up = False
-            self.note("crash", RELAY, what="relay-crash")
-        self.network.call_at(self._relay_back_at, self._restart_relay, self._relay_outage)
-
-    def _restart_relay(self, outage: int) -> None:
-        """Restart from what the relay had committed when it went down (it served
-        nothing since), unless a later crash extended the outage."""
-        if outage != self._relay_outage or self.relay_up:
-            return
-        self._restore_relay()
-        self.network.restart_relay(self._serve)
-        self.relay_up = True
-        self.note("crash", RELAY, what="relay-restart")
-
-    def _restore_relay(self) -> None:
-        """The relay starts again from its store, as the version it now runs."""
-        self.relay = self.party_class(self.relay_version, "relay").restore(
-            self.host, relay_clock(DEFAULT_EPOCH_MS), self.relay.snapshot(),
-            on_event=self._relay_event, **self.spec.relay_settings,
-        )  # fmt: skip
-        if self.relay_oracle is not None:
-            self.relay_oracle.restarted(self.relay, self.relay_version)
-
-    # -- releases -------------------------------------------------------------------------
-
-    def _note_version(self, party: str) -> None:
-        """The version a party starts on, and whether it is the release's base or new one."""
-        version, role = self.version_of(party).name, self.versions.role(party)
-        self.note("event", party, name="version", version=version, role=role)
-
-    def party_class(self, version: Variant, role: str) -> type:
-        """The class a party of ``version`` runs (``role``: relay or device); the
-        change's own (the world's variant) counts the methods it overrides."""
-        cls, base = (version.relay, Relay) if role == "relay" else (version.device, Device)
-        return counted(cls, base) if version is self.variant else cls
-
-    def version_of(self, party: str) -> Variant:
-        """The version a device (or ``relay``) runs now."""
-        return self.versions.of(party)
-
-    @property
-    def relay_version(self) -> Variant:
-        return self.version_of(RELAY)
-
-    def upgrade(self, target: str) -> None:
-        """``target`` (a device ID, or ``relay``) moves to the new version: a running
-        device restarts into it from its own persisted state (a crashed one boots into
-        it when it restarts); the relay restarts from its store under the new class (a
-        relay that is down comes back as it). Already on it: nothing happens."""
-        if not self.versions.move(target):
-            return
-        self.note("event", target, name="version.upgrade", version=self.variant.name)
-        if target == RELAY:
-            self.ledger.dropped_exclusions.clear()  # the new relay may know ``excluding``
-            if self.relay_up:  # the network reaches ``self.relay`` through ``_serve``
-                before = self.relay.snapshot()
-                self._restore_relay()
-                self._upgraded(RELAY, before, self.relay.snapshot())
-            return
-        slot = self.slots[target]
-        if slot.alive and not slot.stolen:
-            before = persisted(slot.device)
-            self.crash(target)
-            self.restart(target)
-            self._upgraded(target, before, persisted(slot.device))
-
-    def _upgraded(self, party: str, before: dict, after: dict) -> None:
-        self.ledger.upgrades.append(Upgrade(party, before, after, len(self.trace)))
+                self.parties.crash(device_id)
 
     # -- the run --------------------------------------------------------------------------
 
@@ -592,8 +376,8 @@ class World:
                 self._nursery = nursery
                 for _, slot in sorted(self.slots.items()):
                     self._start(slot)
-                nursery.start_soon(task, "the relay's sweeper", self._sweeper)
-                nursery.start_soon(task, "the lag sampler and monitor", self._sample_lag)
+                nursery.start_soon(task, "the relay's sweeper", sweeper, self)
+                nursery.start_soon(task, "the lag sampler and monitor", sample_lag, self)
                 for action in self.spec.schedule:
                     self.network.call_at(action.at, perform, self, action)
                 try:
@@ -617,43 +401,7 @@ class World:
             await trio.sleep_until(self.spec.duration_s)
             await self.quiesce()
             if self.monitor is not None:
-                self._record(self.monitor.final(self))
-
-    async def _sample_lag(self) -> None:
-        """Every ``LAG_SAMPLE_S``: how far each device's unfiltered cursor trails the
-        relay's counter, per graph (what reports plot)."""
-        while True:
-            await trio.sleep(LAG_SAMPLE_S)
-            for sk, graph in sorted(self.relay.state.graphs.items()):
-                lags = {}
-                for device_id in self.followers(sk):
-                    device = self.slots[device_id].device
-                    graph_id = graph_id_for(sk, device.member_id)
-                    if device.unfiltered(graph_id):
-                        lags[device_id] = graph.seq - device.store.get("cursor", graph_id, 0)
-                self.note("check", "world", what="lag", graph=sk, seq=graph.seq, lags=lags)
-            if self.monitor is not None:
-                self._record(self.monitor.step(self))
-            elif self.trace.streaming:
-                self.trace.release(len(self.trace))  # nobody reads it here: the file has it
-
-    def _record(self, violations) -> None:
-        """Keep each violation once, and note it in the trace where it was seen."""
-        for violation in violations:
-            if str(violation) not in {str(v) for v in self.violations}:
-                self.violations.append(violation)
-                self.note("check", "world", what="violation", **violation.to_json())
-
-    async def _sweeper(self) -> None:
-        """The relay's built-in sweeper, on the relay's clock (0 disables it)."""
-        interval = self.relay.settings.sweep_interval_ms
-        while interval:
-            await trio.sleep(interval / 1000)
-            if self.relay_up:
-                now = self.relay.clock()
-                swept = self.relay.sweep_if_due()
-                if self.relay_oracle is not None:
-                    self.relay_oracle.swept_if_due(now, swept)
+                record(self, self.monitor.final(self))
 
     def sweep(self) -> None:
         """The one external job that sweeps when the built-in sweeper is off."""
@@ -679,14 +427,6 @@ class World:
             return self.relay.handle(request)
         return self.relay_oracle.answer(self.relay, request)
 
-    async def send_raw(self, request) -> None:
-        """A request from a client outside the simulated fleet (a rogue device speaking
-        raw HTTP), over the network like any other; its answer goes nowhere."""
-        if self._rogue is None:
-            self._rogue = self.network.transport("rogue")
-        with contextlib.suppress(TransportError):
-            await self._rogue.send(request)
-
     def retire_model(self, why: str) -> None:
         """The relay's state changed behind the model's back (a colluding relay serving
         a revoked device): stop checking it, and say why."""
@@ -711,63 +451,6 @@ class World:
         self.note("event", device_id, name="app.write", rev=record["at"], **write.trace_fields())
         return record
 
-    @contextlib.contextmanager
-    def foreign_client(self, device_id: str):
-        """A non-conforming client acts with a member's device and credential (a forger):
-        what it sends is not the device's, which the device model does not judge. It
-        calls what this yields once it took a stamp from the device."""
-        task = trio.lowlevel.current_task()
-        self.foreign_tasks.add(task)
-        try:
-            if self.device_oracle is None:
-                yield lambda: None
-            else:
-                yield self.device_oracle.stamped(device_id)
-        finally:
-            self.foreign_tasks.discard(task)
-
-    def foreign(self) -> bool:
-        """Whether the running task is a non-conforming client's (``foreign_client``):
-        what the relay answers it, the device's own client never reads."""
-        return bool(self.foreign_tasks) and trio.lowlevel.current_task() in self.foreign_tasks
-
-    def sent_by_foreign(self, request) -> bool:
-        """Whether a non-conforming client sent ``request`` (it is on its way now)."""
-        return self.foreign_requests.get(id(request)) is request
-
-    @contextlib.contextmanager
-    def importing(self, slot: DeviceSlot, keyrings: dict, wipe: bool):
-        """A device imports keyrings (a recovery bundle: ``wipe``; an invite): the device
-        model may see those keys adopted."""
-        if self.device_oracle is not None:
-            self.device_oracle.importing(slot, keyrings, wipe)
-        yield
-        if self.device_oracle is not None:
-            self.device_oracle.imported(slot)
-
-    async def reimport(self, device_id: str, source_id: str) -> None:
-        """The user imports ``source``'s recovery bundle on a device with a history:
-        importing first wipes its local record store (spec: Ceremonies, Recover); the
-        writes it still held queued are gone with it (traced, so no invariant owes them)."""
-        slot, source = self.slots[device_id], self.slots[source_id].device
-        if slot.device is None or source is None:
-            return
-        bundle = source.recovery_bundle(PASSPHRASE)
-        self.channels.bundle_made(PASSPHRASE, bundle)
-        wiped = [
-            [graph_id, record_id]
-            for graph_id in slot.device.graphs()
-            for record_id in sorted(
-                slot.device.store.rows(f"queue:{slot.device.storage_key(graph_id)}")
-            )
-        ]
-        self.note("event", device_id, name="app.reimport", source=source_id, wiped=wiped)
-        with self.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
-            await slot.device.import_bundle(bundle, PASSPHRASE)
-            self.subscribe(slot)  # the member's graphs the bundle had no keys for
-        self.ledger.forget_reads(device_id)  # it reads every log again from the start
-        slot.device.wake()
-
     def spawn(self, async_fn, *args, what: str | None = None) -> None:
         """Run a ceremony (or what ``what`` names) as its own task: scheduled actions and
         writers must not block the timer."""
@@ -786,7 +469,7 @@ class World:
         self.network.error_window(503, until=trio.current_time())
         for device_id, slot in sorted(self.slots.items()):
             if not slot.alive and not slot.revoked:
-                self.restart(device_id)
+                self.parties.restart(device_id)
         start = since = trio.current_time()
         last = None
         while trio.current_time() - since < patience(self):
@@ -835,3 +518,27 @@ def run_world(
     finally:
         world.trace.close()
     return world
+
+
+def _rotation_refused(world, request, response) -> None:
+    """A rotation refused as incomplete although ``excluding`` named every missing
+    device: the relay dropped ``excluding``, as an older relay does."""
+    try:
+        answer, body = response.json(), json.loads(request.body)
+        missing, excluded = set(answer["missing"]), set(body["excluding"])
+    except (ValueError, KeyError, TypeError):
+        return
+    sk = world.graph_requested(request.headers.get("x-device"), request.path)
+    if answer.get("error") == "incomplete-rotation" and sk and missing <= excluded:
+        world.ledger.dropped_exclusions.add(sk)
+
+
+def _log_read(world, request) -> None:
+    """How far each device has read each log: a device reading a long log page by
+    page makes progress that its store shows only once the read ends."""
+    device_id = request.headers.get("x-device")
+    sk = world.graph_requested(device_id, request.path)
+    after = request.query.get("after", "0")
+    if sk is None or not after.isdecimal():
+        return
+    world.ledger.read_log(device_id, sk, int(after))

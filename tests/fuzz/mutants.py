@@ -785,7 +785,7 @@ CLIENT_CLAUSES = (
     ),
     Mutant(
         "import-keeps-the-record-store",
-        "client/device.py",
+        "client/ceremonies.py",
         'for prefix in ("records:", "queue:", "refused:", "shadow:"):',
         'for prefix in ("queue:", "shadow:"):',
         "Ceremonies, Recover: 'import a bundle on a new device, register new keys, adopt graph "

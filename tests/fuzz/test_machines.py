@@ -11,7 +11,8 @@ from hypothesis.stateful import RULE_MARKER, run_state_machine_as_test
 
 from simkit.cli import main
 from simkit.fuzz import AdversaryMachine, HonestMachine
-from simkit.fuzz.machine import CLASSIC_MODES, machine_for
+from simkit.fuzz.attacks import CLASSIC_MODES
+from simkit.fuzz.machine import machine_for
 from simkit.fuzz.params import CLASSIC, WorldParams
 from simkit.sim.variant import HONEST
 

@@ -60,7 +60,7 @@ def test_release_mixed_fleet_starts_the_named_devices_and_the_relay_on_the_new_v
     world = run(release(rollout=S.Rollout(relay_new=True, devices_new=("b1",))), newer_client)
     assert running_class(world.slots["b1"].device) is NewerClient
     assert running_class(world.slots["a1"].device) is Device
-    assert world.relay_version is newer_client and events(world, "version.upgrade") == []
+    assert world.parties.relay_version is newer_client and events(world, "version.upgrade") == []
 
 
 def test_release_relay_upgrade_restores_its_store_under_the_new_class_and_model():
@@ -98,7 +98,7 @@ def test_release_upgrade_without_a_rollout_or_twice_changes_nothing():
     assert len(events(world, "version.upgrade")) == 1
     single = run_world(release(rollout=None), newer_client)
     assert running_class(single.slots["a1"].device) is NewerClient  # one version: all on it
-    single.upgrade("a2")
+    single.parties.upgrade("a2")
     assert events(single, "version.upgrade") == []
 
 
