@@ -232,8 +232,10 @@ def fails_honestly(reproducer: dict) -> bool:
     repro = attrs.evolve(Reproducer.from_json(reproducer), variant=None)
     try:
         return bool(replay(repro).violations)
-    except Exception:  # the honest stack crashes on it: a fault of the stack all the same
-        return True
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # the honest stack crashes on it (a Trio exception group
+        return True  # included): a fault of the stack all the same, never simkit's end
 
 
 def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, lost, wait=False):
