@@ -93,9 +93,9 @@ class _Sites(ast.NodeVisitor):
         if match:
             self.add(match.start(), match.end(), new, operator)
 
-    def generic_visit(self, node: ast.AST) -> None:
-        if id(node) not in self.skip:
-            super().generic_visit(node)
+    def visit(self, node: ast.AST) -> None:
+        if id(node) not in self.skip:  # before any visitor: an annotation's ``|`` too
+            super().visit(node)
 
     # -- what is never mutated -------------------------------------------------------
 

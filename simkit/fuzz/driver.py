@@ -112,13 +112,14 @@ class WorldDriver:
             raise DriverError("the world is closed")
         try:
             return trio.from_thread.run(async_fn, trio_token=self._token)
-        except (trio.Cancelled, trio.RunFinishedError):
-            self._thread.join()  # a task of the world raised: the run has ended
-            if self._error is None:
-                raise
-            failure = self._error
-        except BaseException as exc:  # the step itself raised
-            failure = surfaced(exc, self._where())
+        except BaseException as exc:
+            if _run_ended(exc):  # a task of the world raised: the run has ended
+                self._thread.join()  # (the step's own tasks, cancelled with it, say so)
+                if self._error is None:
+                    raise
+                failure = self._error
+            else:  # the step itself raised
+                failure = surfaced(exc, self._where())
         self.failure = failure
         raise failure
 
@@ -127,3 +128,11 @@ class WorldDriver:
         if self._thread.is_alive() and self._token is not None:
             trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
         self._thread.join(timeout=60)
+
+
+def _run_ended(exc: BaseException) -> bool:
+    """Whether ``exc`` only says the world's run ended under a step: Trio's cancellation
+    (of the step, or of every task a step's nursery ran) or a finished run."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_run_ended(e) for e in exc.exceptions)
+    return isinstance(exc, trio.Cancelled | trio.RunFinishedError)

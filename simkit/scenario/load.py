@@ -31,8 +31,9 @@ DAY_S = 86_400
 PHASES = ("run", "setup")
 """When an expected event counts: after the world's setup (the default), or during it."""
 WORLD_EVENTS = (
-    "app.write", "app.blob-failed", "Bootstrap", "ceremony.failed", "ceremony.interrupted",
-    "setup.done", "switch-off", "version", "version.upgrade",
+    "app.write", "app.blob-failed", "app.register-refused", "forged.write", "Bootstrap",
+    "ceremony.failed", "ceremony.interrupted", "setup.done", "switch-off", "version",
+    "version.upgrade",
 )  # fmt: skip
 """What the world itself notes, besides client and relay events and scheduled actions."""
 

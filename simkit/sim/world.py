@@ -15,7 +15,7 @@ from urllib.parse import unquote
 import attrs
 import trio
 
-from simkit.client import AppConfig, Device, RelayUnavailable
+from simkit.client import AppConfig, Device, DeviceError, RelayUnavailable
 from simkit.client.approval import APPROVED
 from simkit.client.schemas import Registry
 from simkit.errors import SimkitError, UnsafeIdError
@@ -343,8 +343,17 @@ class World:
         slot.registered = True
 
     async def bring_online(self, slot: DeviceSlot) -> None:
-        """A new device registers, follows its member's graphs and starts running."""
-        await self._register(slot)
+        """A new device registers, follows its member's graphs and starts running. One
+        the relay revoked before it heard that its registration had landed (a crash
+        in between) is refused for good: it stays off, as its app would."""
+        try:
+            await self._register(slot)
+        except DeviceError:
+            known = self.relay.state.devices.get(slot.device_id)
+            if known is None or known.revoked_at is None:
+                raise
+            self.note("event", slot.device_id, name="app.register-refused", why="revoked")
+            return
         self.subscribe(slot)
         self._start(slot)
 

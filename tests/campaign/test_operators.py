@@ -115,3 +115,17 @@ def test_a_file_changed_since_the_draw_is_refused(tmp_path):
     [mutant] = sample(mutants_of(path, "m.py", str(tmp_path)), 1, 0, {"m.py": CODE})
     with pytest.raises(ValueError, match="changed since it was drawn"):
         mutant.patched("\n" + CODE)
+
+
+def test_a_union_in_an_annotation_is_never_mutated():
+    """``str | None`` is evaluated when a function or class is defined: ``str & None``
+    would crash the mutated copy at import, a mutant no run can judge."""
+    code = (
+        "def f(a: int | None, b: dict | None = None) -> str | None:\n"
+        "    x: int | None = 1\n"
+        "    return a | b\n"
+        "class C:\n"
+        "    fingerprint: str | None\n"
+    )
+    found = [(code[:start].count("\n") + 1, what) for start, _, _, _, what in sites(code)]
+    assert [line for line, _ in found if "&" in _ or "|" in _] == [3]
