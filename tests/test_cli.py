@@ -13,7 +13,6 @@ import trio
 from click.testing import CliRunner
 
 from simkit.cli import main
-from simkit.sim.world import World
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = ROOT / "scenarios" / "bootstrap.toml"
@@ -241,7 +240,7 @@ def test_a_crash_inside_a_scenario_names_the_scenario_to_rerun(monkeypatch):
         await trio.sleep(1)
         raise KeyError("a bug in the sweeper")
 
-    monkeypatch.setattr(World, "_sweeper", sweeper_with_a_bug)
+    monkeypatch.setattr("simkit.sim.world.sweeper", sweeper_with_a_bug)
     result = simkit("run", BOOTSTRAP)
     assert result.exit_code == 1, result.output
     assert "internal error: KeyError: 'a bug in the sweeper'" in result.output
