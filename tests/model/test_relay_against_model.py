@@ -253,7 +253,11 @@ def run(machine: type[RelayAgainstModel], **budget) -> None:
 
 def test_relay_answers_and_store_match_the_model_and_reach_every_spec_answer():
     machine = machine_for(Relay)
-    run(machine, max_examples=60, stateful_step_count=100)  # 40 missed one on the floors
+    # two derandomized budgets, their reach together: which rare answer a budget's draws
+    # miss depends on the Hypothesis version (the floors' missed one at 40, the newest
+    # another at 60)
+    for examples in (40, 60):
+        run(machine, max_examples=examples, stateful_step_count=100)
     missing = sorted(SPEC_ANSWERS - machine.reached)
     assert not missing, f"never reached: {missing}"
 
