@@ -5,15 +5,11 @@ holds on the same steps: a regression that silenced one fails here."""
 import attrs
 import pytest
 
-from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
-from simkit.fuzz.steps import apply_step
-from simkit.invariants import Monitor
 from simkit.invariants.blindness import Blindness
-from simkit.sim.variant import HONEST
-from simkit.sim.variants import load_variant
 from simkit.sim.workload import PLAINTEXT_MARK
+from tests.invariants.test_promises import judged_alone
 
 HERE = "tests.invariants.planted_variants"
 WRITES = [
@@ -30,25 +26,6 @@ WITHHELD = [
 
 def run(machine, steps, variant=None, **params):
     return replay(Reproducer(machine, WorldParams(3, **params), tuple(steps), variant=variant))
-
-
-def only(invariant, steps, variant=None, **params):
-    """What one invariant alone finds (another, such as device-model, may stop a replay
-    earlier for the same broken client)."""
-    driver = WorldDriver(
-        WorldParams(3, **params).spec(), load_variant(variant) if variant else HONEST
-    )
-    monitor = Monitor(honest=True, only=(invariant,))
-    try:
-        found = list(monitor.step(driver.world))
-        for index, step in enumerate(steps):
-            apply_step(driver, step, index)
-            found += monitor.step(driver.world)
-        driver.run(driver.world.quiesce)
-        found += monitor.final(driver.world)
-    finally:
-        driver.close()
-    return found
 
 
 @pytest.mark.parametrize(
@@ -100,6 +77,6 @@ def test_blindness_catches_a_secret_planted_in_the_relays_state(where, says):
 def test_the_invariant_alone_catches_its_planted_break(invariant, steps, variant, params):
     """Invariants a broken client trips alongside others (device-model first, often):
     each judged alone, so that a regression silencing it fails here, in both CI steps."""
-    found = only(invariant, steps, f"{HERE}:{variant}", **params)
+    found = judged_alone(invariant, steps, f"{HERE}:{variant}", seed=3, **params)
     assert found and {v.invariant for v in found} == {invariant}, found
-    assert not only(invariant, steps, **params)  # the honest stack, the same steps
+    assert not judged_alone(invariant, steps, seed=3, **params)  # the honest stack, the same steps

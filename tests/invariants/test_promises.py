@@ -27,7 +27,14 @@ def broken(result, invariant: str) -> list[str]:
 def only(invariant: str, steps, variant=None) -> list[str]:
     """What one invariant alone finds (others, such as relay-model, may stop a replay
     earlier for the same broken stack)."""
-    driver = WorldDriver(WorldParams(5).spec(), load_variant(variant) if variant else HONEST)
+    return [str(v) for v in judged_alone(invariant, steps, variant)]
+
+
+def judged_alone(invariant: str, steps, variant=None, seed: int = 5, **params) -> list:
+    """The violations of ``invariant`` alone over ``steps`` in the world of ``seed``."""
+    driver = WorldDriver(
+        WorldParams(seed, **params).spec(), load_variant(variant) if variant else HONEST
+    )
     monitor = Monitor(honest=True, only=(invariant,))
     try:
         found = list(monitor.step(driver.world))
@@ -38,7 +45,7 @@ def only(invariant: str, steps, variant=None) -> list[str]:
         found += monitor.final(driver.world)
     finally:
         driver.close()
-    return [str(v) for v in found]
+    return found
 
 
 class StaleKeys(Device):
