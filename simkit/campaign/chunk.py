@@ -62,6 +62,9 @@ class Chunk:
     base: str | None = None  # a release's old version ("module:name" or a built-in)
     shrink: bool = True  # False: send the failing run back unshrunk (``simkit fuzz``)
     steer: bool = True  # toward where the change departs (docs/variants.md)
+    # ``simkit fuzz``'s run of one process, as its first chunk (a built-in version's
+    # name each): the previous version and the next, released every third runner chunk
+    neighbours: tuple[str, str] | None = None
 
     @property
     def target(self) -> str:
@@ -77,6 +80,7 @@ class Chunk:
     def from_json(cls, data: dict) -> "Chunk":
         mutant = data.get("mutant")
         fields = {**data, "mutant": mutant and Mutant(**mutant), "preload": tuple(data["preload"])}
+        fields["neighbours"] = data.get("neighbours") and tuple(data["neighbours"])
         return cls(**fields)
 
 
@@ -107,6 +111,7 @@ def fuzz_chunk(chunk: Chunk, progress=lambda result: None) -> dict:
         shrink_attempts=chunk.shrink_attempts, variant_ref=chunk.variant, progress=progress,
         release=frozenset(chunk.release), base=chunk.base and load_variant(chunk.base),
         base_ref=chunk.base, shrink=chunk.shrink, steer=chunk.steer,
+        neighbours=chunk.neighbours and tuple(load_variant(n) for n in chunk.neighbours),
     )  # fmt: skip
     return outcome(chunk, result)
 
@@ -171,6 +176,8 @@ def _stop_if(stopped: bool) -> None:
 
 
 def _worker_name() -> str:
+    if "distributed" not in sys.modules:  # a LocalPool process: importing Dask to learn
+        return f"pid {os.getpid()}"  # that costs a fifth of a second per finding
     from distributed import get_worker
 
     try:

@@ -55,8 +55,9 @@ class Plan:
     neighbours: tuple[str, str] | None = None
     shrink: bool = True  # False: chunks send their failing run back unshrunk
     steer: bool = True  # chunks steer toward their change (docs/variants.md)
-    # chunk 0 runs under the plan's own seed: the examples one process would run first
-    # (``simkit fuzz --workers N`` finds at least what ``--workers 1`` would, as early)
+    # chunk 0 is the run one process would make: the plan's own seed, no example budget
+    # (``simkit fuzz --workers N`` finds at least what ``--workers 1`` would, as early;
+    # the other workers search chunks beside it)
     run_first: bool = False
 
     def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
@@ -65,11 +66,13 @@ class Plan:
             return None
         common = {
             "index": index, "max_steps": self.max_steps,
-            "seed": self.seed if index == 0 and self.run_first else chunk_seed(self.seed, index),
+            "seed": chunk_seed(self.seed, index),
             "shrink_seconds": self.shrink_seconds, "shrink_attempts": self.shrink_attempts,
             "examples": self.chunk_examples, "stop": stop, "release": self.release,
             "base": self.base, "shrink": self.shrink, "steer": self.steer,
         }  # fmt: skip
+        if index == 0 and self.run_first:
+            common.update(seed=self.seed, examples=None, neighbours=self.neighbours)
         variants = [m for m in self.mutants if isinstance(m, str)] + [v for v in self.variants if v]
         common["preload"] = tuple(variants)
         if self.mutants:

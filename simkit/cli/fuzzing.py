@@ -5,6 +5,9 @@ import sys
 
 import click
 
+# imported whatever the worker count: Hypothesis draws constants from the local modules
+# a process holds, and ``--workers 1`` must draw as the first chunk of N workers does
+from simkit.campaign.parallel import fuzz_on_cores
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
 from simkit.cli.terminal import Status, echo_lines
@@ -112,8 +115,6 @@ def fuzz(
         "release": release, "base_ref": base_ref and ref_resolved_from(base_ref, Path.cwd()),
     }  # fmt: skip
     if workers > 1:
-        from simkit.campaign.parallel import fuzz_on_cores
-
         ref = variant_ref and ref_resolved_from(variant_ref, Path.cwd())
         names = neighbours and (neighbours[0].name, neighbours[1].name)
         result = fuzz_on_cores(workers, variant_ref=ref, neighbours=names, steer=steer, **common)

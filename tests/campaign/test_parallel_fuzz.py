@@ -48,3 +48,19 @@ def test_two_workers_give_no_verdict_on_a_change_that_never_ran():
     )  # fmt: skip
     assert result.exit_code == 3, result.output
     assert "no verdict: the change was never exercised" in result.output
+
+
+def test_the_first_chunk_of_many_workers_is_the_run_of_one_worker():
+    """Chunk 0 of ``simkit fuzz --workers N`` runs under the run's own seed with no
+    example budget and the same neighbouring releases: whatever one worker finds, N
+    find as early; the other chunks are a campaign's."""
+    from simkit.campaign.chunk import CHUNK_EXAMPLES, chunk_seed
+    from simkit.campaign.driver import Plan
+
+    plan = Plan(60, seed=7, run_first=True, neighbours=("previous", "next"))
+    first, second = plan.chunk(0, 60, "stop"), plan.chunk(1, 60, "stop")
+    assert (first.seed, first.examples, first.neighbours) == (7, None, ("previous", "next"))
+    assert (second.seed, second.examples) == (chunk_seed(7, 1), CHUNK_EXAMPLES)
+    assert second.neighbours is None
+    campaign = Plan(60, seed=7).chunk(0, 60, "stop")
+    assert (campaign.seed, campaign.examples) == (chunk_seed(7, 0), CHUNK_EXAMPLES)
