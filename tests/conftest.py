@@ -3,7 +3,9 @@
 Select with HYPOTHESIS_PROFILE=dev (the default is `ci`).
 """
 
+import importlib
 import os
+import pkgutil
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,6 +26,21 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def _import_all_of_simkit() -> None:
+    """Hypothesis draws constants from every local module its process has imported, so a
+    derandomized test drew otherwise on a pytest-xdist worker whose earlier tests had
+    imported more of simkit (a budgeted test then missed what it catches alone): every
+    process imports all of simkit before its first test."""
+    import simkit
+
+    for module in pkgutil.walk_packages(simkit.__path__, "simkit."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+
+
+_import_all_of_simkit()
 
 
 @pytest.fixture(autouse=True)

@@ -51,7 +51,7 @@ def test_replay_of_a_reproducer_that_no_longer_fails_exits_0():
 
 def test_run_exits_1_when_an_expectation_fails(tmp_path):
     path = tmp_path / "alarm.toml"
-    path.write_text(BOOTSTRAP.read_text() + 'alarms = ["a1"]\n')
+    path.write_text(BOOTSTRAP.read_text().replace("[expect]\n", '[expect]\nalarms = ["a1"]\n'))
     result = simkit("run", path)
     assert result.exit_code == 1, result.output
     assert "FAIL" in result.output and "alarm by a1" in result.output

@@ -51,7 +51,7 @@ class Plan:
     release: tuple[str, ...] = ()  # "rollout" and/or "mix": a release (docs/releases.md)
     base: str | None = None  # the version a release starts on; None: the honest stack
     # every third chunk: a release instead, in turn from the first version to this one
-    # and from this one to the second
+    # and from this one to the second (a source mutant's chunk: every third runner chunk)
     neighbours: tuple[str, str] | None = None
     shrink: bool = True  # False: chunks send their failing run back unshrunk
     steer: bool = True  # chunks steer toward their change (docs/variants.md)
@@ -81,9 +81,12 @@ class Plan:
             target = self.mutants[index]
             if isinstance(target, Mutant):  # a fresh process of its own: nothing to preload
                 variant = self.variants[0] if self.variants else None  # simkit mutate --variant
+                # the mutated protocol is fuzzed as ``simkit fuzz`` fuzzes it: released from
+                # the previous version and into the next one every third runner chunk
+                neighbours = self.neighbours if variant is None else None
                 return Chunk(
                     seconds=self.seconds, mutant=target, variant=variant,
-                    **{**common, "preload": ()},
+                    **{**common, "preload": (), "neighbours": neighbours},
                 )  # fmt: skip
             return Chunk(seconds=self.seconds, variant=target, **common)
         if remaining <= 0:

@@ -118,9 +118,7 @@ def campaign(
         base=base_ref and ref_resolved_from(base_ref, Path.cwd()),
         # the protocol as specified is also fuzzed as a release, from the previous
         # version and into the next one (Versioning rule 3)
-        neighbours=None
-        if (variant_refs or release or mutants_ref)
-        else ("previous-release", "newer-client"),
+        neighbours=None if (variant_refs or release) else ("previous-release", "newer-client"),
     )  # fmt: skip
     status = Status()
 

@@ -76,6 +76,9 @@ def mutate(
         seconds=seconds, seed=seed, mutants=tuple(drawn), chunk_examples=None,
         max_steps=max_steps, shrink=False, corpus=None,
         variants=(variant_ref and ref_resolved_from(variant_ref, Path.cwd()),),
+        # as ``simkit fuzz`` does: the protocol is also released from the previous
+        # version and into the next one (Versioning rule 3)
+        neighbours=None if variant_ref else ("previous-release", "newer-client"),
     )  # fmt: skip
     status = Status()
     pool = connect(workers, scheduler) if scheduler else local_pool(workers or cores())

@@ -33,7 +33,11 @@ from simkit.fuzz.fields import (
     safe_ids,
 )
 from simkit.fuzz.params import CAPABILITIES, GROUP
-from simkit.protocol.messages import ANSWER_MALFORMATIONS, RECORD_MALFORMATIONS
+from simkit.protocol.messages import (
+    ANSWER_MALFORMATIONS,
+    BOX_MALFORMATIONS,
+    RECORD_MALFORMATIONS,
+)
 from simkit.sim import spec as S
 from simkit.sim.adversary import MODES
 from simkit.sim.behaviours import ROUTE_NAMES
@@ -177,16 +181,22 @@ class RotateRace(Step):
 
 @attrs.frozen
 class Recover(Step):
+    """A new device restores a member's keyrings from a recovery bundle (``malformed``:
+    one malformation of the bundle, which a conforming device refuses when invalid)."""
+
     RULE = "recover"
     member: str = attrs.field(validator=safe_id)
     device: str = DEVICE
     source: str = DEVICE
+    malformed: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(one_of(*BOX_MALFORMATIONS))
+    )
 
     def creates(self) -> str:
         return self.device
 
     def action(self, now: float) -> S.Recover:
-        return S.Recover(self.member, self.device, self.source, now)
+        return S.Recover(self.member, self.device, self.source, now, self.malformed)
 
 
 @attrs.frozen

@@ -29,6 +29,7 @@ from simkit.fuzz.steer import Steering
 from simkit.fuzz.steps import apply_step
 from simkit.fuzz.swarm import since_classic, swarm
 from simkit.invariants import Monitor, Violation
+from simkit.protocol.messages import BOX_MALFORMATIONS
 from simkit.sim.network import RELAY
 from simkit.sim.variant import HONEST, Variant
 
@@ -439,6 +440,18 @@ class WorldMachine(FaultRules, RogueRules, RuleBasedStateMachine):
         if alices and "a9" not in self.world.slots:
             source = self.pick(data, alices, "source")
             self.ceremony(A.Recover(member="alice", device="a9", source=source))
+
+    @since_classic
+    @swarm("recover")
+    @rule(data=st.data(), malformed=st.sampled_from(tuple(BOX_MALFORMATIONS)))
+    def recover_malformed(self, data, malformed):
+        """A new device of alice is handed her recovery bundle broken one way of the spec's
+        table (``SEALED_BOX``): it refuses an invalid one and adopts nothing from it."""
+        alices = [d for d in self.honest_devices() if self.world.slots[d].member == "alice"]
+        if alices and "a9" not in self.world.slots:
+            source = self.pick(data, alices, "source")
+            self.ceremony(A.Recover(member="alice", device="a9", source=source,
+                                    malformed=malformed))  # fmt: skip
 
     @swarm("invite")
     @rule(data=st.data())

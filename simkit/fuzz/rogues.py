@@ -15,7 +15,9 @@ from simkit.protocol.messages import RECORD_MALFORMATIONS
 from simkit.sim.clock import relay_time_ms
 from simkit.sim.forge import HOWS
 
-MALFORMED = tuple(RECORD_MALFORMATIONS)
+# an absent member comes up three times as often as another malformation: a receiver that
+# reads "absent" as "nothing to check" (no `s`, no `d`) accepts what it must refuse
+MALFORMED = tuple(m for m in RECORD_MALFORMATIONS for _ in range(3 if m.endswith(" absent") else 1))
 BLOB_POLICIES = (("retain", None), ("transport", None), ("ephemeral", 1_000), ("ephemeral", 90_000))
 
 

@@ -8,12 +8,13 @@ invariant, graph, devices, records and trace position.
 """
 
 from simkit.invariants.alarms import AlarmCompleteness, AlarmSoundness
+from simkit.invariants.approval import ApprovalGate
 from simkit.invariants.base import Invariant, Violation, event_key
 from simkit.invariants.blindness import Blindness
 from simkit.invariants.blobs import BlobPolicies
 from simkit.invariants.compat import LogUnverified, NoPartition, PersistedState
 from simkit.invariants.convergence import Convergence, LastWriteWins, NoLostWrite
-from simkit.invariants.epochs import ApprovalGate, Epochs, KeyWraps
+from simkit.invariants.epochs import Epochs, KeyWraps
 from simkit.invariants.forgery import Forgery
 from simkit.invariants.liveness import Liveness
 from simkit.invariants.log import SeqAndLog

@@ -382,56 +382,6 @@ def _pending_approval(world, device_id: str, storage_key: str, latest: int) -> b
     )
 
 
-class ApprovalGate(Invariant):
-    """In approve mode a device wraps a graph key only to devices it approved (client
-    rule 14; Pin: "Only `approved` devices are wrapped to in `approve` mode"): every
-    device a rotation or a grant wraps to, but its poster, was approved by the poster
-    (codes compared by a human, or possession proven) before the wrap was posted.
-    Devices outside the fleet (the rogue) and forged grants are not the client's."""
-
-    name = "approval-gate"
-    honest_only = True
-    observes = ("device.approved", "graph.rotate", "keys.grant")
-    judges_events = True
-
-    def __init__(self) -> None:
-        self._approved: dict[str, set[str]] = {}  # poster -> devices it ever approved
-
-    def observe(self, world, event):
-        fields = event.fields
-        if fields["name"] == "device.approved":
-            self._approved.setdefault(event.actor, set()).add(fields["device"])
-            return ()
-        poster, graph, epoch = fields["device_id"], fields["graph"], fields["epoch"]
-        slot = world.slots.get(poster)
-        if world.config.approval_mode != "approve" or slot is None or slot.device is None:
-            return ()
-        if fields["name"] == "keys.grant":
-            wrapped = fields["devices"]
-        else:
-            wrapped = world.ledger.minted.get((graph, epoch), ())
-        unapproved = [
-            device_id
-            for device_id in wrapped
-            if device_id != poster
-            and device_id not in self._approved.get(poster, ())
-            and pin_state(slot.device, device_id) != "approved"
-            and (graph, epoch, device_id) not in world.ledger.forged_grants
-        ]
-        if not unapproved:
-            return ()
-        return [
-            self.violation(
-                world,
-                f"{poster} wrapped epoch {epoch} to {', '.join(unapproved)}, which it never "
-                "approved (approve mode)",
-                trace_seq=event.seq,
-                graph=graph,
-                devices=(poster, *unapproved),
-            )
-        ]
-
-
 def _not_the_minted_key(world, grant: dict) -> bool:
     """Whether a grant's wraps carry another key than the one its epoch was minted with
     (simulation only: the world holds every device's wrapping key). Each side is read

@@ -145,7 +145,9 @@ def requests(draw, model: RelayModel, space: RequestSpace, now: int) -> Request:
     return _request(_Build(draw, model, space, now))
 
 
-FAULTS = ("caller", "graph", "method", "path", "query", "body", "oversize")
+# "param": a bad path parameter (epoch, blob or device ID) in an otherwise valid path, so
+# that its check is not hidden behind a graph the pipeline refused first
+FAULTS = ("caller", "graph", "param", "method", "path", "query", "body", "oversize")
 
 
 def _request(b: _Build) -> Request:
@@ -172,7 +174,7 @@ def _request(b: _Build) -> Request:
         method = b.pick(m for m in METHODS if m != method)
     if "path" in faults:
         path = b.pick([*UNKNOWN_PATHS, path + "/", path + "/x", path.replace("/", "//", 1)])
-    if "query" in faults:
+    if "query" in faults and not (route.name == "upload" and b.pick([True, False])):
         query = {**query, b.pick(["x", "after", "limit", "policy", "ttl"]): b.pick(["1", "-1"])}
     if "body" in faults:
         body = _damaged_body(b, route, body)
@@ -204,8 +206,10 @@ def _caller(b: _Build, route: Route, bad: bool) -> tuple[str | None, str | None]
     }
     if bad:
         kind = b.pick(["unregistered", "revoked", "cross", "stranger", "malformed", "anonymous"])
+    elif route.name == "register":  # a revoked device registers again: revoked for good
+        kind = b.pick(["unregistered", "unregistered", "active", "revoked"])
     else:
-        kind = b.pick(["unregistered", "active"] if route.name == "register" else ["active"])
+        kind = b.pick(["active"])
     for fallback in (kind, "active", "unregistered", "stranger"):
         if kinds[fallback]:
             return b.pick(kinds[fallback])
@@ -250,20 +254,21 @@ def _path_device(b: _Build, route: Route, device: str | None) -> str:
         return device if device is not None and b.pick([True] * 5 + [False]) else "q1"
     mine = [d["deviceId"] for d in b.model.devices_of(b.member)]
     others = [d for d, e in b.model.devices.items() if e["memberId"] != b.member]
-    return b.pick(mine * 3 + sorted(others) + ["q9"] + (["a:b"] if "graph" in b.faults else []))
+    bad = ["a:b", "x" * 65] if b.faults & {"graph", "param"} else []
+    return b.pick(mine * 3 + sorted(others) + ["q9"] + bad)
 
 
 def _epoch_param(b: _Build) -> str:
     """``DELETE keys/:epoch``: around the latest epoch; not a decimal on a graph fault."""
     latest = b.graph().latest_epoch
-    bad = ["0", "01", "x"] if "graph" in b.faults else []
+    bad = ["0", "01", "x", "-1"] if b.faults & {"graph", "param"} else []
     return b.pick([str(max(1, latest)), str(max(1, latest - 1)), str(latest + 1), *bad])
 
 
 def _blob_id(b: _Build) -> str:
     """Mostly a blob the graph holds; an unsafe ID on a graph fault."""
     stored = sorted(b.graph().blobs)
-    bad = ["a%3Ab", "..", "x" * 65] if "graph" in b.faults else []
+    bad = ["a%3Ab", "..", "x" * 65] if b.faults & {"graph", "param"} else []
     return b.pick([*stored, *stored, *sorted({*stored, *b.space.blob_ids}), *bad])
 
 
@@ -278,6 +283,8 @@ def _register(b: _Build, route: Route, query: dict, extra: dict) -> bytes:
     device = b.device or "q1"
     generation = b.pick([0, 0, 0, 1])  # 1: other keys for the same ID (a conflict)
     body = {"pubJwk": jwk(device, generation, "pub"), "sigJwk": jwk(device, generation, "sig")}
+    if b.pick([False] * 5 + [True]):  # an optional JWK member at its length bound, or past it
+        body[b.pick(["pubJwk", "sigJwk"])][b.pick(["kid", "alg", "use"])] = "k" * b.pick([64, 65])
     if b.draw(st.booleans()):
         body["selfSig"] = b64url_encode(sha256(device.encode()).digest())
     if b.draw(st.booleans()):
@@ -386,7 +393,7 @@ def _upload(b: _Build, route: Route, query: dict, extra: dict) -> bytes:
     on the wrong policy, and bad nonces on a query or body fault."""
     settings, bad_query, bad_body = b.model.settings, "query" in b.faults, "body" in b.faults
     policies = [None, "retain", "transport", "transport", "ephemeral", "ephemeral"]
-    policy = b.pick(policies + (["keep"] if bad_query else []))
+    policy = b.pick(policies + (["keep", "Retain"] * 3 if bad_query else []))
     if policy is not None:
         query["policy"] = policy
     ceiling = settings.max_blob_ttl_ms

@@ -165,6 +165,22 @@ RECORD_MALFORMATIONS = {
 """Every way to break the record a device receives, by name."""
 
 
+# -- what a device opens with a code: a recovery bundle, an invite's box -----------------
+
+SEALED_BOX = Table(
+    "SealedBox",
+    "Recovery bundle and invite: {v: 1, salt, sealed}; Versioning rule 2 (bundle v is 1)",
+    (
+        Field("v", "number", beyond=(2,)),
+        Field("salt", "string", beyond=("AAAA",)),  # 3 bytes: not a 128-bit salt
+        Field("sealed", "string", beyond=("AAAA",)),  # too short for a nonce and a tag
+    ),
+)
+
+BOX_MALFORMATIONS = {m.name: m for m in malformations(SEALED_BOX)}
+"""Every way to break a recovery bundle a device imports, by name."""
+
+
 # -- what the relay answers a device (a relay that lies may send anything) ---------------
 
 _JWK = {"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "AAAA"}  # a JWK of no point

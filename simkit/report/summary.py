@@ -21,7 +21,8 @@ _ITEMS = {
     "expectations": {"name": str, "passed": bool, "detail": str},
     "invariants": {"name": str, "passed": bool | None, "violations": list},
 }
-_OPTIONAL = {"variant": str | None, "violation": dict, "costs": dict}
+_OPTIONAL = {"variant": str | None, "violation": dict, "costs": dict, "promises": list}
+_PROMISE = {"says": str, "checked_by": list, "verdict": str, "detail": str}
 _VIOLATION = {"invariant": str, "detail": str, "text": str}
 
 
@@ -42,6 +43,8 @@ def check_summary(summary: object, source: str = "summary") -> dict:
     for i, inv in enumerate(summary["invariants"]):
         if not all(isinstance(v, str) for v in inv["violations"]):
             raise ReportError(f"{source}: invariants[{i}].violations must be strings")
+    for i, promise in enumerate(summary.get("promises", ())):
+        _check(promise, _PROMISE, f"{source}: promises[{i}]")
     if "violation" in summary:
         _check(summary["violation"], _VIOLATION, f"{source}: violation")
     return summary

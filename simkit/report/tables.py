@@ -36,7 +36,8 @@ def verdict(passed: bool | None) -> str:
 
 
 def summary_tables(story: Story, summary: dict) -> list[Table]:
-    """The run at a glance, then its expectations and invariants."""
+    """The run at a glance, then what its description promises, its expectations and
+    its invariants."""
     result = (
         verdict(summary["passed"])
         if summary["passed"] is not None
@@ -75,11 +76,26 @@ def summary_tables(story: Story, summary: dict) -> list[Table]:
     versions, costs = versions_table(story), costs_table(summary)
     return [
         Table("", "", ("Run", ""), facts),
+        *([promises_table(summary["promises"])] if summary.get("promises") else []),
         *([versions] if versions else []),
         *([costs] if costs else []),
         Table("Expectations", "", ("Result", "Expectation", "Detail"), expectations, True),
         Table("Invariants", note, ("Result", "Invariant", "Violations"), invariants, True),
     ]
+
+
+PROMISE_VERDICTS = {"held": True, "broken": False, "not checked": None}
+
+
+def promises_table(promises: list[dict]) -> Table:
+    """What the scenario's description promises, and which checks below judge it."""
+    rows = [
+        (verdict(PROMISE_VERDICTS[p["verdict"]]), p["says"], ", ".join(p["checked_by"]),
+         p["detail"] or "-")
+        for p in promises
+    ]  # fmt: skip
+    note = "Each claim of the description, judged by the expectations and invariants it names."
+    return Table("Promises", note, ("Result", "Promise", "Checked by", "Detail"), rows, True)
 
 
 def versions_table(story: Story) -> Table | None:

@@ -9,7 +9,7 @@ world that crashes, hangs, or silently skips the action while the report shows i
 
 import attrs
 
-from simkit.protocol.messages import ANSWER_MALFORMATIONS
+from simkit.protocol.messages import ANSWER_MALFORMATIONS, BOX_MALFORMATIONS
 from simkit.relay.routing import ROUTES
 from simkit.scenario.reader import Reader, ScenarioError
 from simkit.sim import spec as S
@@ -136,6 +136,8 @@ def _value(r: Reader, key: str, at: float, required: bool):
         return r.get(key, dict, required=required)
     if key == "route":  # a partial outage: one of the fifteen routes
         return r.choice(key, ROUTE_NAMES)
+    if key == "malformed":  # a recovery bundle broken one way of the spec's table
+        return r.choice(key, tuple(BOX_MALFORMATIONS))
     return r.get(key, str, required=required)
 
 

@@ -20,6 +20,7 @@ from simkit.protocol.ids import is_safe_id
 from simkit.relay import RateLimit, RelaySettings
 from simkit.relay import events as relay_events
 from simkit.scenario.actions import ACTIONS, Cast, check_capability, read_schedule
+from simkit.scenario.promises import Promise, read_promises
 from simkit.scenario.reader import Reader, ScenarioError, Source
 from simkit.sim import spec as S
 from simkit.sim.network import Latency, NetworkProfile
@@ -31,7 +32,8 @@ DAY_S = 86_400
 PHASES = ("run", "setup")
 """When an expected event counts: after the world's setup (the default), or during it."""
 WORLD_EVENTS = (
-    "app.write", "app.blob-failed", "app.register-refused", "forged.write", "Bootstrap",
+    "app.write", "app.blob-failed", "app.register-refused", "app.import-refused",
+    "forged.write", "Bootstrap",
     "ceremony.failed", "ceremony.interrupted", "setup.done", "switch-off", "version",
     "version.upgrade",
 )  # fmt: skip
@@ -52,6 +54,26 @@ class Expect:
     events: tuple[tuple[str | None, str, str, str | None], ...] = ()
     absent: tuple[tuple[str | None, str], ...] = ()  # (device or None, name): never, anywhere
 
+    def labels(self) -> tuple[str, ...]:
+        """Each expectation's name, in the order they are checked: what a report shows
+        and a promise names."""
+        out = [] if self.settled is None else ["settled" if self.settled else "never settles"]
+        out += [f"alarm by {device}" for device in self.alarms]
+        out += ["no other alarm"] if self.no_alarms else []
+        out += [f"{device} rejects ({reason})" for device, reason in self.rejections]
+        out += [event_label(*event) for event in self.events]
+        out += [f"no {name}" + (f" on {device}" if device else "") for device, name in self.absent]
+        return tuple(out)
+
+
+def event_label(device: str | None, name: str, phase: str, after: str | None) -> str:
+    return (
+        name
+        + (f" on {device}" if device else "")
+        + (" during setup" if phase == "setup" else "")
+        + (f" after {after}" if after else "")
+    )
+
 
 @attrs.frozen
 class Scenario:
@@ -63,6 +85,7 @@ class Scenario:
     variant: Variant = HONEST
     variant_ref: str | None = None  # "module:name" as the file gives it
     base: Variant = HONEST  # a release's old version (``spec.rollout``; ``variant``: the new)
+    promises: tuple[Promise, ...] = ()  # what the description promises, and what checks it
 
     def with_seed(self, seed: int) -> "Scenario":
         return attrs.evolve(self, spec=attrs.evolve(self.spec, seed=seed))
@@ -294,7 +317,7 @@ def _variant(r: Reader, key: str = "variant") -> tuple[Variant, str | None]:
 TOP_KEYS = (
     "name", "description", "seed", "duration", "drain", "approval", "send_metadata", "variant",
     "members", "groups", "capabilities", "graphs", "subscriptions", "clocks", "network",
-    "workload", "schedule", "relay", "expect", "release",
+    "workload", "schedule", "relay", "expect", "release", "promise",
 )  # fmt: skip
 
 
@@ -347,15 +370,18 @@ def load_scenario(path: str | Path) -> Scenario:
     except S.SpecError as exc:  # a rule the checks above missed: still one line
         raise ScenarioError(f"{path}: {exc}") from None
     variant, ref = _variant(r)
+    expect = _expect(r.sub("expect"), cast.members, spec)
+    checked = expect.invariants or Monitor(honest(spec)).names
     return Scenario(
         name=r.get("name", str, path.stem),
         description=r.get("description", str, ""),
         path=path,
         spec=spec,
-        expect=_expect(r.sub("expect"), cast.members, spec),
+        expect=expect,
         variant=variant,
         variant_ref=ref,
         base=base,
+        promises=read_promises(r.rows("promise"), tuple(checked), expect.labels()),
     )
 
 

@@ -6,6 +6,7 @@ import attrs
 from simkit.invariants import Monitor
 from simkit.invariants.verdicts import InvariantCheck, first_violation, verdicts
 from simkit.scenario.load import Scenario
+from simkit.scenario.promises import PromiseCheck, judge
 from simkit.sim.world import World, run_world
 
 
@@ -29,6 +30,7 @@ class ScenarioOutcome:
     passed: bool
     no_verdict: str | None
     summary: dict
+    promises: tuple[PromiseCheck, ...] = ()
 
 
 @attrs.frozen
@@ -53,10 +55,15 @@ class ScenarioResult:
         difference (docs/variants.md); None otherwise."""
         return self.world.exercise().verdict if self.passed else None
 
+    @property
+    def promises(self) -> tuple[PromiseCheck, ...]:
+        """What the description promises, each judged by the checks it names."""
+        return judge(self.scenario.promises, self.expectations, self.invariants)
+
     def outcome(self) -> ScenarioOutcome:
         return ScenarioOutcome(
             self.scenario.name, self.seed, self.trace_hash, self.expectations,
-            self.invariants, self.passed, self.no_verdict, self.summary(),
+            self.invariants, self.passed, self.no_verdict, self.summary(), self.promises,
         )  # fmt: skip
 
     def summary(self) -> dict:
@@ -69,6 +76,7 @@ class ScenarioResult:
             "passed": self.passed,
             "trace_hash": self.trace_hash,
             "expectations": [attrs.asdict(c) for c in self.expectations],
+            "promises": [p.to_json() for p in self.promises],
             "invariants": [i.to_json() for i in self.invariants],
             "behaviours": self.world.coverage.to_json(),
             "costs": self.world.cost().to_json(),
@@ -149,10 +157,11 @@ class Firsts:
 
 def _expectations(scenario: Scenario, world: World, firsts: Firsts):
     expect = scenario.expect
+    names = iter(expect.labels())  # in the order they are checked below
     if expect.settled is not None:
         settled = world.settled_at is not None
         yield ExpectationCheck(
-            "settled" if expect.settled else "never settles",
+            next(names),
             settled == expect.settled,
             f"settled at t={world.settled_at:.1f} s" if settled else "did not settle",
         )
@@ -160,24 +169,18 @@ def _expectations(scenario: Scenario, world: World, firsts: Firsts):
     for device in expect.alarms:
         event = alarmed.get(device)
         detail = f"t={event.t:.1f} s: {event.fields['reason']}" if event else "no alarm"
-        yield ExpectationCheck(f"alarm by {device}", event is not None, detail)
+        yield ExpectationCheck(next(names), event is not None, detail)
     if expect.no_alarms:
         others = sorted(set(alarmed) - set(expect.alarms))
         yield ExpectationCheck(
-            "no other alarm", not others, f"also alarmed: {', '.join(others)}" if others else ""
+            next(names), not others, f"also alarmed: {', '.join(others)}" if others else ""
         )
     for device, reason in expect.rejections:
         event = firsts.find("record.rejected", device, reason)
-        yield ExpectationCheck(f"{device} rejects ({reason})", event is not None, _first(event))
+        yield ExpectationCheck(next(names), event is not None, _first(event))
     split = firsts.setup_done
     for device, name, phase, after in expect.events:
         event = firsts.find(name, device, run=(phase != "setup") if split else None)
-        label = (
-            f"{name}"
-            + (f" on {device}" if device else "")
-            + (" during setup" if phase == "setup" else "")
-            + (f" after {after}" if after else "")
-        )
         detail = _first(event)
         if event is None and phase == "run" and firsts.find(name, device) is not None:
             detail = "only during setup, before the scenario's run began"
@@ -187,13 +190,11 @@ def _expectations(scenario: Scenario, world: World, firsts: Firsts):
             detail = _first(event) if event else (
                 f"{after} never happened" if began is None else f"only before {after}"
             )  # fmt: skip
-        yield ExpectationCheck(label, event is not None, detail)
+        yield ExpectationCheck(next(names), event is not None, detail)
     for device, name in expect.absent:
         event = firsts.find(name, device)
         detail = "" if event is None else _first(event)
-        yield ExpectationCheck(
-            f"no {name}" + (f" on {device}" if device else ""), event is None, detail
-        )
+        yield ExpectationCheck(next(names), event is None, detail)
 
 
 def _first(event) -> str:

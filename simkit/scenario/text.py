@@ -24,14 +24,21 @@ def table(results: list[ScenarioOutcome]) -> list[str]:
         verdict = "NONE" if result.no_verdict else "PASS" if result.passed else "FAIL"
         met = sum(c.passed for c in result.expectations)
         unchecked = len(result.invariants) - len(checked)
+        held = sum(p.verdict == "held" for p in result.promises)
         lines.append(
             f"{verdict}  {result.name:<{width}}  seed {result.seed}  "
             f"{met}/{len(result.expectations)} expectations  "
             f"{len(checked) - len(broken)}/{len(checked)} invariants held"
             + (f", {unchecked} not checked" if unchecked else "")
+            + (f"  {held}/{len(result.promises)} promises held" if result.promises else "")
         )
         if result.no_verdict:
             lines.append(f"        {result.no_verdict}")
+        for promise in result.promises:
+            if promise.verdict != "held":
+                lines.append(
+                    f"        promise {promise.verdict}: {promise.says} ({promise.detail})"
+                )
         for check in failed:
             lines.append(f"        expected {check.name}: {check.detail or 'did not happen'}")
         for inv in broken:

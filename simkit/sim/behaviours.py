@@ -20,6 +20,7 @@ import attrs
 from simkit.protocol.http import Refused
 from simkit.protocol.messages import (
     ANSWER_MALFORMATIONS,
+    BOX_MALFORMATIONS,
     RECORD_MALFORMATIONS,
     REQUEST_MALFORMATIONS,
     request_shows,
@@ -250,6 +251,10 @@ def _catalogue() -> tuple[Behaviour, ...]:
     out += [
         Behaviour(f"malformed {name}", "hostile messages", f"a request to the relay: {name}")
         for name in REQUEST_MALFORMATIONS
+    ]
+    out += [
+        Behaviour(f"malformed {name}", "hostile messages", f"a recovery bundle: {name}")
+        for name in BOX_MALFORMATIONS
     ]
     out += [Behaviour(n, "situations", w) for n, w in SITUATIONS.items()]
     return tuple(out)

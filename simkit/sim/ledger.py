@@ -60,6 +60,9 @@ class Ledger:
     dropped_exclusions: set[str] = attrs.Factory(set)
     # every party that restarted into a release's new version, in order
     upgrades: list[Upgrade] = attrs.Factory(list)
+    # (device, other): a human on the device approved the other (or the world's setup
+    # did, for the initial fleet), and no human refused it since (client rule 14)
+    approvals: set[tuple[str, str]] = attrs.Factory(set)
 
     def forge(self, storage_key: str, record_id: str, rev: int) -> None:
         self.forged.add((storage_key, record_id, rev))
@@ -69,6 +72,12 @@ class Ledger:
 
     def mint(self, storage_key: str, epoch: int, wrapped_to) -> None:
         self.minted[storage_key, epoch] = tuple(sorted(wrapped_to))
+
+    def approve(self, device_id: str, other: str) -> None:
+        self.approvals.add((device_id, other))
+
+    def refuse(self, device_id: str, other: str) -> None:
+        self.approvals.discard((device_id, other))
 
     def restamp(self, device_id: str, graph_id: str, record_id: str) -> None:
         self.restamped.add((device_id, graph_id, record_id))

@@ -40,6 +40,9 @@ class DeviceSlot:
     self_sig: bool = True  # False: an older client, which registers without selfSig
     born: float = 0.0  # when it joined the fleet (virtual time)
     left: float | None = None  # when it was revoked
+    # while a recovery bundle is imported on it: the writes made meanwhile (the import
+    # waits for a sync run in progress, then wipes the store, and them with it)
+    importing: list | None = None
 
     @property
     def alive(self) -> bool:
@@ -247,9 +250,15 @@ class Parties:
                 slot.device.store.rows(f"queue:{slot.device.storage_key(graph_id)}")
             )
         ]
-        self.world.note("event", device_id, name="app.reimport", source=source_id, wiped=wiped)
-        with self.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
-            await slot.device.import_bundle(bundle, PASSPHRASE)
-            self.world.subscribe(slot)  # the member's graphs the bundle had no keys for
+        slot.importing = []
+        try:
+            with self.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
+                await slot.device.import_bundle(bundle, PASSPHRASE)
+                self.world.subscribe(slot)  # the member's graphs the bundle had no keys for
+        finally:
+            wiped += [w for w in slot.importing if w not in wiped]
+            slot.importing = None
+            # after the wipe: the writes queued before it and those made while it waited
+            self.world.note("event", device_id, name="app.reimport", source=source_id, wiped=wiped)
         self.world.ledger.forget_reads(device_id)  # it reads every log again from the start
         slot.device.wake()

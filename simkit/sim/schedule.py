@@ -1,10 +1,13 @@
 """Scheduled actions: faults, ceremonies and adversary switches, performed at their time."""
 
+import json
+
 import attrs
 
 from simkit.errors import SimkitError
 from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.protocol.keyring import open_invite, open_recovery_bundle, parse_invite
+from simkit.protocol.messages import BOX_MALFORMATIONS
 from simkit.sim import spec as S
 from simkit.sim.adversary import ThiefDevice
 
@@ -98,6 +101,7 @@ def _approve(world, a: S.Approve) -> None:
     device = _on_device(world, a.by)
     if device is not None and device.store.get("seen", a.device) is not None:
         device.approve(a.device)
+        world.ledger.approve(a.by, a.device)
         device.wake()
 
 
@@ -105,6 +109,7 @@ def _reject(world, a: S.Reject) -> None:
     device = _on_device(world, a.by)
     if device is not None:
         device.reject(a.device)
+        world.ledger.refuse(a.by, a.device)
 
 
 def _revoke(world, a: S.Revoke) -> None:
@@ -151,11 +156,24 @@ def _recover(world, a: S.Recover) -> None:
         return
     bundle = source.recovery_bundle(PASSPHRASE)
     world.channels.bundle_made(PASSPHRASE, bundle)
+    made, sound = bundle, a.malformed is None or BOX_MALFORMATIONS[a.malformed].valid
+    if a.malformed is not None:
+        bundle = json.loads(BOX_MALFORMATIONS[a.malformed].text(bundle))
+        world.coverage.add([f"malformed {a.malformed}"])
     slot = world.new_slot(a.member, a.device)
 
     async def ceremony():
-        with world.parties.importing(slot, open_recovery_bundle(PASSPHRASE, bundle), wipe=True):
-            await slot.device.import_bundle(bundle, PASSPHRASE)
+        # a conforming device adopts nothing from a broken bundle
+        rings = open_recovery_bundle(PASSPHRASE, made) if sound else {}
+        try:
+            with world.parties.importing(slot, rings, wipe=True):
+                await slot.device.import_bundle(bundle, PASSPHRASE)
+        except SimkitError as exc:
+            if sound:
+                raise
+            # refused, as it must be: the new machine registers without keys and waits
+            # for them as a linked device does
+            world.note("event", a.device, name="app.import-refused", detail=str(exc))
         await world.bring_online(slot)
 
     return a.device, ceremony

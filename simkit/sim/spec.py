@@ -162,12 +162,14 @@ class Rotate:
 
 @attrs.frozen
 class Recover:
-    """A new device of ``member`` restores the keyrings in ``source``'s recovery bundle."""
+    """A new device of ``member`` restores the keyrings in ``source``'s recovery bundle
+    (``malformed``: the bundle broken one way of ``simkit.protocol.messages.SEALED_BOX``)."""
 
     member: str
     device: str
     source: str
     at: float = attrs.field(validator=_at)
+    malformed: str | None = None
 
 
 @attrs.frozen

@@ -233,6 +233,7 @@ class World:
                     slot.device.set_pin(
                         other.device_id, APPROVED, "setup", other.device.fingerprint
                     )
+                    self.ledger.approve(slot.device_id, other.device_id)
             self.subscribe(slot)
         for sk in self.spec.graphs:
             creators = self.followers(sk)
@@ -447,6 +448,8 @@ class World:
         slot = self.slots[device_id]
         self.situations.wrote(device_id, write.record_id)
         record = write.apply(slot.device)
+        if slot.importing is not None:  # a bundle is being imported: its wipe may take it
+            slot.importing.append([write.graph_id, record["id"]])
         self.costs.writes += 1
         sk = slot.device.storage_key(write.graph_id)
         readers = [

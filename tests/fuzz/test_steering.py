@@ -58,11 +58,13 @@ def test_a_follow_up_is_drawn_only_once_there_is_a_kept_example(data):
 
 
 def test_a_steered_run_makes_its_change_depart_in_more_examples_same_seed():
-    """any-rev (push rule 1) with seed 5, 20 examples each: the steered run follows up
-    the examples that departed (measured: 3 vs 8 examples, 7 vs 96 departures)."""
+    """any-rev (push rule 1) with seed 1, 20 examples each: the steered run follows up
+    the examples that departed (measured: 4 vs 9 examples, 82 vs 92 departures; the
+    seed is one where the unsteered run departs at all, as seed 5 did before the
+    generators changed)."""
     change = load_variant("simkit.bench.changes:any_rev")
     runs = {
-        steer: fuzz(change, seconds=600, seed=5, max_steps=25, examples=20, steer=steer)
+        steer: fuzz(change, seconds=600, seed=1, max_steps=25, examples=20, steer=steer)
         for steer in (False, True)
     }
     plain, steered = (runs[s].exercise for s in (False, True))

@@ -51,3 +51,23 @@ spurious_alarm = Variant("spurious-alarm", "alarms after every sync", device=Spu
 drops_its_queue = Variant("drops-its-queue", "writes never queued", device=DropsItsQueue)
 seals_another_text = Variant("seals-another-text", "seals a text it does not keep",
                              device=SealsAnotherText)  # fmt: skip
+
+
+class ApprovesOnSight(Device):
+    def remember(self, entry):  # takes a device it sees for one a human approved
+        super().remember(entry)
+        if entry["deviceId"] != self.device_id and self.pin(entry["deviceId"]) is None:
+            self.approve(entry["deviceId"])
+
+
+approves_on_sight = Variant("approves-on-sight", "approves every device it sees",
+                            device=ApprovesOnSight)  # fmt: skip
+
+
+class AnyBundleVersion(Device):
+    async def import_bundle(self, bundle, passphrase):  # reads every bundle as version 1
+        await super().import_bundle({**bundle, "v": 1}, passphrase)
+
+
+any_bundle_version = Variant("any-bundle-version", "imports a bundle of any v",
+                             device=AnyBundleVersion)  # fmt: skip

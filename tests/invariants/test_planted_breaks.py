@@ -7,7 +7,11 @@ import pytest
 
 from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
+from simkit.invariants.approval import _self_sig_verifies
 from simkit.invariants.blindness import Blindness
+from simkit.scenario.load import library_path, load_scenario
+from simkit.scenario.run import run_scenario
+from simkit.sim.variants import load_variant
 from simkit.sim.workload import PLAINTEXT_MARK
 from tests.invariants.test_promises import judged_alone
 
@@ -80,3 +84,55 @@ def test_the_invariant_alone_catches_its_planted_break(invariant, steps, variant
     found = judged_alone(invariant, steps, f"{HERE}:{variant}", seed=3, **params)
     assert found and {v.invariant for v in found} == {invariant}, found
     assert not judged_alone(invariant, steps, seed=3, **params)  # the honest stack, the same steps
+
+
+def test_approval_gate_catches_a_client_that_approves_on_its_own():
+    """``approval-gate`` judges approvals from what the world knows (a human's Approve,
+    a record the device applied from the other, its selfSig), never from the device's
+    pins or its own ``device.approved`` events: a client that approves every device it
+    sees, and says a human did, is caught wrapping to the new device before the human
+    on a1 approved it (scenario run: the same in both CI steps)."""
+    scenario = load_scenario(library_path() / "link-by-pairing-code.toml")
+    honest = run_scenario(scenario)
+    assert honest.passed
+    planted = run_scenario(
+        attrs.evolve(scenario, variant=load_variant(f"{HERE}:approves_on_sight"))
+    )
+    gate = next(i for i in planted.invariants if i.name == "approval-gate")
+    assert gate.violations and "a3 (no human approved it on" in gate.violations[0], gate
+
+
+def test_approval_by_possession_needs_a_self_sig_that_verifies():
+    """The gate's possession proof holds only for a device whose registration carries a
+    selfSig that verifies (a device of the previous release has none)."""
+    scenario = load_scenario(library_path() / "release-device-without-self-sig.toml")
+    world = run_scenario(scenario).world
+    without = [d for d, e in world.relay.state.devices.items() if e.self_sig is None]
+    assert without and not any(_self_sig_verifies(world, d) for d in without)
+    assert _self_sig_verifies(world, "a1")
+    entry = world.relay.state.devices["a1"]
+    world.relay.state.devices["a1"] = attrs.evolve(entry, self_sig=entry.self_sig[::-1])
+    assert not _self_sig_verifies(world, "a1")
+
+
+RECOVER = [
+    {"rule": "advance", "seconds": 20},
+    {"rule": "recover", "member": "alice", "device": "a9", "source": "a1",
+     "malformed": "SealedBox.v out-of-range"},
+    {"rule": "advance", "seconds": 60},
+]  # fmt: skip
+
+
+def test_a_recovery_bundle_of_another_version_is_refused_and_adopting_it_is_caught():
+    """Hostile messages (issue 38): a bundle broken one way of the spec's table
+    (``SEALED_BOX``: here ``v: 2``) is refused by the honest device, which adopts
+    nothing from it (it registers without keys and waits for them, as a linked device
+    does); a device that reads any bundle as version 1 adopts its
+    keys, which the device model finds (client rule 13: keys come from a wrap served, a
+    bundle or an invite it could open)."""
+    honest = run("honest", RECOVER)
+    assert not honest.violations
+    names = [(e.actor, e.fields.get("name")) for e in honest.world.trace]
+    assert ("a9", "app.import-refused") in names
+    found = run("honest", RECOVER, f"{HERE}:any_bundle_version").violations
+    assert any(v.invariant == "device-model" and "a9 adopted a key" in v.detail for v in found)

@@ -175,7 +175,7 @@ BROKEN = (
     (MaxSeqPlusOne, 20),
     (LogsLwwLosers, 20),
     (KeepsLastOfEqualRevs, 20),
-    (OverwritesWraps, 20),
+    (OverwritesWraps, 40),
     (PagesIncludeAfter, 20),
     (CursorStaysAtLastOp, 20),
     (QuotaOffByOne, 20),

@@ -314,3 +314,52 @@ def test_a_commit_that_changed_any_noun_is_a_change_and_one_that_changed_none_is
     assert not Changes()
     for field in attrs.fields(Changes):
         assert Changes(**{field.name: {"x": None}}), field.name
+
+
+def _my_push(mine: dict) -> Request:
+    envelope = {"v": 1, "r": mine, "d": "a1", "s": sign_record(ME.sign_key, SK, mine)}
+    n, c = seal_record(KEY1, SK, envelope, entropy=ENTROPY.fork(f"mine{mine['at']}"))
+    body = {"ops": [{"recordId": mine["id"], "rev": mine["at"], "e": 1, "n": n, "c": c}]}
+    return request("POST", "/graphs/g:team/push", body)
+
+
+@pytest.mark.parametrize("dequeued", [True, False])
+def test_the_queue_a_write_the_relay_accepted_leaves_it_and_is_not_pushed_again(dequeued):
+    m = model()
+    keyed(m)
+    mine = record("r0", T0, "alice")
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
+    push = _my_push(mine)
+    m.sent("t", push, 2.0)
+    m.received("t", push, ok({"accepted": 1, "cursor": 1, "now": T0, "epoch": 1}), 2.1, CLOCK)
+    m.committed(Changes(queued={(SK, "r0"): None} if dequeued else {}), CLOCK)
+    m.sent("t", _my_push(mine), 3.0)  # the next sync run (a new seal of the same write)
+    assert rules(m) == ([] if dequeued else ["the queue"])
+    assert dequeued or "again after an answer it committed accepted it" in m.findings[0].detail
+
+
+def test_the_queue_a_push_answer_lost_to_a_crash_leaves_the_write_to_push_again():
+    m = model()
+    keyed(m)
+    mine = record("r0", T0, "alice")
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
+    push = _my_push(mine)
+    m.sent("t", push, 2.0)
+    m.received("t", push, ok({"accepted": 1, "cursor": 1, "now": T0, "epoch": 1}), 2.1, CLOCK)
+    m.crashed()  # before it committed the answer
+    m.restarted()
+    m.sent("t", _my_push(mine), 3.0)
+    assert rules(m) == []
+
+
+@pytest.mark.parametrize(("after", "found"), [(3, []), (5, []), (0, ["Pull rules"])])
+def test_pull_rules_a_device_pulls_a_subscription_from_the_cursor_it_persisted(after, found):
+    m = model()
+    keyed(m)
+    pulled(m, [], after=3)  # the relay's answer takes the view to seq 3
+    m.committed(Changes(cursors={("g:team", (), ()): 3}), CLOCK)
+    m.sent("t", request("GET", "/graphs/g:team/pull", after=after, limit=500), 2.0)
+    assert rules(m) == found
+    filtered = request("GET", "/graphs/g:team/pull", after=0, limit=500, kinds="note")
+    m.sent("t", filtered, 2.5)  # another subscription, at its own place
+    assert rules(m) == found

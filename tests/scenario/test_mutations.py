@@ -54,6 +54,7 @@ FIELD_VALUES = {
     "restart_after": ["0", "1", "20", "-1"],
     "mode": [f'"{mode}"' for mode in MODES] + ['"nice"'],
     "self_sig": ["true", "false", "1"],
+    "malformed": ['"SealedBox.v absent"', '"SealedBox unknown-member"', '"v absent"', "2"],
     "target": ['"relay"', '"a1"', '"b2"', '"a3"', '"zed"', "1"],
     "params": ["{}", '{ victim = "a1" }', '{ merge_at = 200 }', '{ snapshot_at = 0 }',
                '{ log = "hides" }', '{ fraction = 0.5 }', '{ by = 2 }', '{ into = "graph" }'],

@@ -68,6 +68,7 @@ class Graph:
     keygaps: dict = attrs.Factory(dict)  # the last keygaps answer's entries
     pushes: list[tuple[int, int, int, dict]] = attrs.Factory(list)  # (tick, n, sent, answer)
     settled: dict[str, str | None] = attrs.Factory(dict)  # record -> reason refused (None: ok)
+    accepted: dict[str, object] = attrs.Factory(dict)  # record -> the rev a push answer accepted
     log: LogSeen = attrs.Factory(lambda self: LogSeen(self.sk), takes_self=True)
     log_view: LogView | None = None
     log_view_at: int = 0  # the tick it was committed at

@@ -141,6 +141,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             graph = self.graph(sk)
             if route == "pull":
                 graph.pulled = self.tick
+                self._pull_sent(graph, request)
             elif request.body != graph.push_body:  # a new push, not a retry of the last
                 graph.pushed, graph.push_body = (graph.pushed[1], self.tick), request.body
         if route == "push" and sk is not None:

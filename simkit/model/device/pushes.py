@@ -122,7 +122,15 @@ class PushRules:
         # members this spec does not know (a newer client's) are signed and ignored by
         # every receiver (Versioning rule 3): the queued write is its known members
         record = facts.parsed(record)
-        if record != graph.queued.get(rid) and record != began.queued.get(rid):
+        if record == graph.queued.get(rid) and graph.accepted.get(rid) == record["at"]:
+            self.find(
+                "the queue",
+                f"pushed {rid} (at {record['at']}) to {sk} again after an answer it committed "
+                "accepted it (model: a settled write leaves the queue)",
+                sk,
+                [rid],
+            )
+        elif record != graph.queued.get(rid) and record != began.queued.get(rid):
             self.find(
                 "the queue",
                 f"pushed a version of {rid} (at {record['at']}) that is not its queued write "
@@ -175,6 +183,8 @@ class PushRules:
         for op in push.ops:
             if isinstance(op, dict) and isinstance(op.get("recordId"), str):
                 graph.settled[op["recordId"]] = rejected.get(op["recordId"])
+                if op["recordId"] not in rejected:
+                    graph.accepted[op["recordId"]] = op.get("rev")
         cursor, accepted = answer.get("cursor"), answer.get("accepted")
         if isinstance(cursor, int):
             graph.pushes = [*graph.pushes[-3:], (self.tick, len(push.ops), accepted, answer)]

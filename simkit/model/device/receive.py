@@ -17,6 +17,20 @@ class ReceiveRules:
     apply, refuse or wait for, and how far its cursors may move.
     A part of ``DeviceModel`` (its state, ``graph`` and ``find`` are the model's)."""
 
+    def _pull_sent(self, graph: Graph, request) -> None:
+        """Clients persist ``cursor`` per subscription (Pull rules) and pull from it: a
+        pull from below the cursor it committed reads again what it decided."""
+        query = request.query
+        sub = _subscription(request.path, query.get("kinds", ""), query.get("shards", ""))
+        cursor, after = graph.cursors.get(sub), as_int(query.get("after"), 0)
+        if cursor is not None and isinstance(after, int) and after < cursor:
+            self.find(
+                "Pull rules",
+                f"pulled {graph.sk} from {after} though its cursor stood at {cursor} (model: "
+                "clients persist cursor per subscription and pull from it)",
+                graph.sk,
+            )
+
     def _pulled(self, graph: Graph, request, answer: dict) -> None:
         query = request.query
         sub = _subscription(request.path, query.get("kinds", ""), query.get("shards", ""))

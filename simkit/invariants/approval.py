@@ -1,0 +1,102 @@
+"""``approval-gate``: in approve mode a device wraps a graph key only to devices it
+approved (client rule 14), judged from what the world knows, never from the device's
+own pins or its own ``device.approved`` events (a client that approves on its own
+would vouch for itself).
+
+The world knows two ways a device comes to approve another: a human on it approved
+the device (the world's setup, or a scheduled or drawn ``Approve``, the ledger keeps
+them; a human's ``Reject`` undoes it), and proof of possession (the spec's Pin table:
+"a record the device wrote opened under the graph key and verified under the roster's
+signing key, and its selfSig verifies under that signing key"): the poster applied a
+record the other device really wrote (the world's ``app.write``, a re-stamp, a
+checkpoint it published, or what a member's other client signed with its keys) and
+that device registered a selfSig that verifies."""
+
+from simkit.invariants.base import Invariant
+from simkit.protocol.ids import storage_key
+from simkit.protocol.keys import device_fingerprint, self_attestation_bytes, verify_bytes
+
+# a device's own writes: the application's, a re-stamp, a checkpoint; and what a member's
+# other client wrote with the device's keys (a newer client, a valid malformed record)
+WRITES = ("app.write", "record.restamped", "checkpoint.published", "other.write")
+
+
+class ApprovalGate(Invariant):
+    """Every device a rotation or a grant wraps to, but its poster, was approved by the
+    poster before the wrap was posted: by a human, or by possession proven with a
+    valid selfSig. Devices outside the fleet (the rogue) and forged grants are not the
+    client's."""
+
+    name = "approval-gate"
+    honest_only = True
+    observes = (*WRITES, "record.applied", "graph.rotate", "keys.grant")
+    judges_events = True
+
+    def __init__(self) -> None:
+        # (sk, record, rev) -> who wrote it: two devices may stamp one record alike (at the
+        # same instant), and the record applied says which only in its content, so the
+        # poster is credited with both
+        self._writers: dict[tuple[str, str, int], set[str]] = {}
+        self._applied: set[tuple[str, str]] = set()  # (receiver, writer) of a record applied
+
+    def observe(self, world, event):
+        fields, name = event.fields, event.fields["name"]
+        if name in WRITES or name == "record.applied":
+            slot = world.slots.get(event.actor)
+            if slot is None or fields.get("graph") is None:
+                return ()
+            key = (storage_key(fields["graph"], slot.member), fields["recordId"])
+            rev = fields["new"] if name == "record.restamped" else fields["rev"]
+            if name == "record.applied":
+                for writer in self._writers.get((*key, rev), ()):
+                    if writer != event.actor:
+                        self._applied.add((event.actor, writer))
+            else:
+                self._writers.setdefault((*key, rev), set()).add(event.actor)
+            return ()
+        poster, graph, epoch = fields["device_id"], fields["graph"], fields["epoch"]
+        slot = world.slots.get(poster)
+        if world.config.approval_mode != "approve" or slot is None or slot.device is None:
+            return ()
+        if name == "keys.grant":
+            wrapped = fields["devices"]
+        else:
+            wrapped = world.ledger.minted.get((graph, epoch), ())
+        unapproved = [
+            (device_id, self._why_not(world, poster, device_id))
+            for device_id in wrapped
+            if device_id != poster and (graph, epoch, device_id) not in world.ledger.forged_grants
+        ]
+        unapproved = [(device_id, why) for device_id, why in unapproved if why]
+        if not unapproved:
+            return ()
+        return [
+            self.violation(
+                world,
+                f"{poster} wrapped epoch {epoch} to "
+                + "; ".join(f"{device_id} ({why})" for device_id, why in unapproved)
+                + ": never approved (approve mode)",
+                trace_seq=event.seq,
+                graph=graph,
+                devices=(poster, *(device_id for device_id, _ in unapproved)),
+            )
+        ]
+
+    def _why_not(self, world, poster: str, device_id: str) -> str:
+        """Why ``poster`` has not approved ``device_id`` ("" if it has)."""
+        if (poster, device_id) in world.ledger.approvals:
+            return ""
+        if (poster, device_id) not in self._applied:
+            return f"no human approved it on {poster}, and {poster} applied no record it wrote"
+        if not _self_sig_verifies(world, device_id):
+            return f"{poster} applied its records, but its registration has no valid selfSig"
+        return ""
+
+
+def _self_sig_verifies(world, device_id: str) -> bool:
+    """Whether the device registered a selfSig that verifies under its own signing key."""
+    entry = world.relay.state.devices.get(device_id)
+    if entry is None or not isinstance(entry.self_sig, str):
+        return False
+    fingerprint = device_fingerprint(entry.member_id, entry.pub_jwk, entry.sig_jwk)
+    return verify_bytes(entry.sig_jwk, self_attestation_bytes(fingerprint), entry.self_sig)
