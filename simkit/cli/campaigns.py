@@ -126,9 +126,8 @@ def campaign(
         status.end()
         echo_lines(finding_lines(finding))
 
-    where = (
-        scheduler or f"a LocalCluster of {f'{workers} workers' if workers else 'a worker per core'}"
-    )
+    count = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "a worker per core"
+    where = scheduler or f"a LocalCluster of {count}"
     click.echo(f"campaign: seed {seed}, {seconds:g} s, on {where}")
     with connect(workers, scheduler) as client:
         result = run_campaign(plan, client, lambda state: status.show(progress_line(state)), found)

@@ -81,6 +81,13 @@ def _name(e: TraceEvent) -> str | None:
     return e.fields.get("name") if e.kind == "event" else None
 
 
+def _storage_key(e: TraceEvent, members: dict[str, str]) -> str | None:
+    """The storage key of the graph a device's event names (``d:bob`` on alice's
+    device is ``d:alice:bob``); None before the relay registered the device."""
+    member, graph = members.get(e.actor), e.fields.get("graph")
+    return None if member is None or graph is None else storage_key(graph, member)
+
+
 def operations(story: Story) -> tuple[Operation, ...]:
     """Every ``app.write`` in the trace, in issue order, with its fate."""
     members: dict[str, str] = {}
@@ -93,9 +100,7 @@ def operations(story: Story) -> tuple[Operation, ...]:
     applied: dict[tuple[str, str], list] = {}  # (graph, record) -> (rev, delivery) applied
 
     def graph_of(e: TraceEvent) -> str | None:
-        member = members.get(e.actor)
-        graph = e.fields.get("graph")
-        return None if member is None or graph is None else storage_key(graph, member)
+        return _storage_key(e, members)
 
     for e in story.events:
         name = _name(e)
@@ -249,6 +254,11 @@ def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple
     seen = min(violation.get("trace_seq") or len(events), len(events) - 1)
     graph, devices = violation.get("graph"), tuple(violation.get("devices") or ())
     chosen: dict[int, str] = {}
+    members = {  # a device's member, to read the graph ID it sent as a storage key
+        e.fields["device_id"]: e.fields["member_id"]
+        for e in events[: seen + 1]
+        if e.actor == RELAY and _name(e) == "device.register"
+    }
 
     def add(seq: int | None, role: str) -> None:
         if seq is not None and 0 <= seq < len(events):
@@ -267,7 +277,7 @@ def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple
         forged = [
             e for e in events[: seen + 1]
             if _name(e) == "forged.write" and e.fields.get("recordId") == record
-            and (graph is None or e.fields.get("graph") == graph)
+            and (graph is None or _storage_key(e, members) == graph)
         ]  # fmt: skip
         for e in forged[-PER_RECORD_WRITES:]:
             add(e.seq, f"the forged write of {record} by {e.actor}'s non-conforming client")

@@ -58,7 +58,9 @@ def page_start(title: str) -> list[str]:
 
 
 def verdict_class(cell: str) -> str:
-    return {"✓ pass": "pass", "✗ FAIL": "fail"}.get(cell, "unchecked")
+    return {"✓ pass": "pass", "✓ held": "pass", "✗ FAIL": "fail", "✗ BROKEN": "fail"}.get(
+        cell, "unchecked"
+    )
 
 
 def linked(text: str, anchors: set[str]) -> str:

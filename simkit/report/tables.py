@@ -84,16 +84,15 @@ def summary_tables(story: Story, summary: dict) -> list[Table]:
     ]
 
 
-PROMISE_VERDICTS = {"held": True, "broken": False, "not checked": None}
+PROMISE_VERDICTS = {"held": "✓ held", "broken": "✗ BROKEN", "not checked": "– not checked"}
 
 
 def promises_table(promises: list[dict]) -> Table:
     """What the scenario's description promises, and which checks below judge it."""
     rows = [
-        (verdict(PROMISE_VERDICTS[p["verdict"]]), p["says"], ", ".join(p["checked_by"]),
-         p["detail"] or "-")
+        (PROMISE_VERDICTS[p["verdict"]], p["says"], ", ".join(p["checked_by"]), p["detail"] or "-")
         for p in promises
-    ]  # fmt: skip
+    ]
     note = "Each claim of the description, judged by the expectations and invariants it names."
     return Table("Promises", note, ("Result", "Promise", "Checked by", "Detail"), rows, True)
 

@@ -10,6 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from simkit.cli import main
+from simkit.fuzz.params import WorldParams
+from simkit.fuzz.reproducer import Reproducer
 from simkit.report import render_report
 
 REPRODUCER = Path(__file__).with_name("data") / "keep-last-equal.json"
@@ -97,3 +99,24 @@ def test_simkit_help_shows_each_command_summary_whole():
     flat = " ".join(text.split())
     assert "Print every byte-exact construction computed on fixed inputs (JSON)." in flat
     assert "Run one scenario or a folder of them; exit 0 when every expectation and" in flat
+
+
+def test_a_forgery_in_a_pairwise_graph_names_the_forged_write_and_its_push(tmp_path):
+    """Evidence starts from the cause in every kind of graph: a device names a pairwise
+    graph ``d:bob`` where the violation names its storage key ``d:alice:bob``."""
+    steps = [
+        {"rule": "forge", "device": "a1", "graph": "d:alice:bob", "record": "r1", "how": "author"},
+        {"rule": "advance", "seconds": 30},
+    ]
+    repro = Reproducer(
+        "honest", WorldParams(5), tuple(steps),
+        variant="tests.invariants.test_promises:accepts_forgeries",
+    )  # fmt: skip
+    path = tmp_path / "forged.json"
+    repro.write(path)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["replay", str(path), "--report", str(out)])
+    assert result.exit_code == 1, result.output
+    md = (out / "report.md").read_text()
+    assert "the forged write of r1 by a1's non-conforming client" in md, md
+    assert "the push that carried it" in md

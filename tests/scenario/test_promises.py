@@ -99,5 +99,5 @@ def test_the_report_shows_each_promise_with_its_verdict_and_checks(tmp_path):
     files = render_report(result.world.trace, summary, tmp_path / "report")
     page = files["report.md"].read_text(encoding="utf-8")
     assert "## Promises" in page
-    assert "| ✓ pass | a small world | convergence, settled | - |" in page
+    assert "| ✓ held | a small world | convergence, settled | - |" in page
     assert page.index("## Promises") < page.index("## Expectations")
