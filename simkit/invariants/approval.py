@@ -38,6 +38,7 @@ class ApprovalGate(Invariant):
         # poster is credited with both
         self._writers: dict[tuple[str, str, int], set[str]] = {}
         self._applied: set[tuple[str, str]] = set()  # (receiver, writer) of a record applied
+        self._self_sig: dict[str, bool] = {}  # registered device -> its selfSig verifies
 
     def observe(self, world, event):
         fields, name = event.fields, event.fields["name"]
@@ -62,23 +63,23 @@ class ApprovalGate(Invariant):
             wrapped = fields["devices"]
         else:
             wrapped = world.ledger.minted.get((graph, epoch), ())
-        unapproved = [
-            (device_id, self._why_not(world, poster, device_id))
+        unapproved = {
+            device_id: why
             for device_id in wrapped
             if device_id != poster and (graph, epoch, device_id) not in world.ledger.forged_grants
-        ]
-        unapproved = [(device_id, why) for device_id, why in unapproved if why]
+            and (why := self._why_not(world, poster, device_id))
+        }  # fmt: skip
         if not unapproved:
             return ()
         return [
             self.violation(
                 world,
                 f"{poster} wrapped epoch {epoch} to "
-                + "; ".join(f"{device_id} ({why})" for device_id, why in unapproved)
+                + "; ".join(f"{device_id} ({why})" for device_id, why in unapproved.items())
                 + ": never approved (approve mode)",
                 trace_seq=event.seq,
                 graph=graph,
-                devices=(poster, *(device_id for device_id, _ in unapproved)),
+                devices=(poster, *unapproved),
             )
         ]
 
@@ -88,9 +89,17 @@ class ApprovalGate(Invariant):
             return ""
         if (poster, device_id) not in self._applied:
             return f"no human approved it on {poster}, and {poster} applied no record it wrote"
-        if not _self_sig_verifies(world, device_id):
+        if not self._verifies(world, device_id):
             return f"{poster} applied its records, but its registration has no valid selfSig"
         return ""
+
+    def _verifies(self, world, device_id: str) -> bool:
+        """``_self_sig_verifies``, once per registered device (its keys are set once)."""
+        if device_id not in self._self_sig:
+            if device_id not in world.relay.state.devices:
+                return False
+            self._self_sig[device_id] = _self_sig_verifies(world, device_id)
+        return self._self_sig[device_id]
 
 
 def _self_sig_verifies(world, device_id: str) -> bool:

@@ -58,9 +58,8 @@ def page_start(title: str) -> list[str]:
 
 
 def verdict_class(cell: str) -> str:
-    return {"✓ pass": "pass", "✓ held": "pass", "✗ FAIL": "fail", "✗ BROKEN": "fail"}.get(
-        cell, "unchecked"
-    )
+    """A result cell's class, from its mark (pass, held; FAIL, BROKEN; not checked)."""
+    return {"✓": "pass", "✗": "fail"}.get(cell[:1], "unchecked")
 
 
 def linked(text: str, anchors: set[str]) -> str:

@@ -3,6 +3,7 @@ lines and print nothing, so the wording lives beside ``ScenarioResult`` and the
 command line only writes it."""
 
 from simkit.scenario.load import Scenario
+from simkit.scenario.promises import HELD
 from simkit.scenario.run import ScenarioOutcome
 
 
@@ -24,7 +25,7 @@ def table(results: list[ScenarioOutcome]) -> list[str]:
         verdict = "NONE" if result.no_verdict else "PASS" if result.passed else "FAIL"
         met = sum(c.passed for c in result.expectations)
         unchecked = len(result.invariants) - len(checked)
-        held = sum(p.verdict == "held" for p in result.promises)
+        held = sum(p.verdict == HELD for p in result.promises)
         lines.append(
             f"{verdict}  {result.name:<{width}}  seed {result.seed}  "
             f"{met}/{len(result.expectations)} expectations  "
@@ -34,11 +35,7 @@ def table(results: list[ScenarioOutcome]) -> list[str]:
         )
         if result.no_verdict:
             lines.append(f"        {result.no_verdict}")
-        for promise in result.promises:
-            if promise.verdict != "held":
-                lines.append(
-                    f"        promise {promise.verdict}: {promise.says} ({promise.detail})"
-                )
+        lines += [f"        {p.line()}" for p in result.promises if p.verdict != HELD]
         for check in failed:
             lines.append(f"        expected {check.name}: {check.detail or 'did not happen'}")
         for inv in broken:

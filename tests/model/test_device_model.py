@@ -323,8 +323,8 @@ def _my_push(mine: dict) -> Request:
     return request("POST", "/graphs/g:team/push", body)
 
 
-@pytest.mark.parametrize("dequeued", [True, False])
-def test_the_queue_a_write_the_relay_accepted_leaves_it_and_is_not_pushed_again(dequeued):
+def _pushed_and_accepted() -> tuple[DeviceModel, dict]:
+    """A device with a queued write it pushed and received the answer accepting it."""
     m = model()
     keyed(m)
     mine = record("r0", T0, "alice")
@@ -332,6 +332,12 @@ def test_the_queue_a_write_the_relay_accepted_leaves_it_and_is_not_pushed_again(
     push = _my_push(mine)
     m.sent("t", push, 2.0)
     m.received("t", push, ok({"accepted": 1, "cursor": 1, "now": T0, "epoch": 1}), 2.1, CLOCK)
+    return m, mine
+
+
+@pytest.mark.parametrize("dequeued", [True, False])
+def test_the_queue_a_write_the_relay_accepted_leaves_it_and_is_not_pushed_again(dequeued):
+    m, mine = _pushed_and_accepted()
     m.committed(Changes(queued={(SK, "r0"): None} if dequeued else {}), CLOCK)
     m.sent("t", _my_push(mine), 3.0)  # the next sync run (a new seal of the same write)
     assert rules(m) == ([] if dequeued else ["the queue"])
@@ -339,13 +345,7 @@ def test_the_queue_a_write_the_relay_accepted_leaves_it_and_is_not_pushed_again(
 
 
 def test_the_queue_a_push_answer_lost_to_a_crash_leaves_the_write_to_push_again():
-    m = model()
-    keyed(m)
-    mine = record("r0", T0, "alice")
-    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
-    push = _my_push(mine)
-    m.sent("t", push, 2.0)
-    m.received("t", push, ok({"accepted": 1, "cursor": 1, "now": T0, "epoch": 1}), 2.1, CLOCK)
+    m, mine = _pushed_and_accepted()
     m.crashed()  # before it committed the answer
     m.restarted()
     m.sent("t", _my_push(mine), 3.0)
