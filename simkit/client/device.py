@@ -24,7 +24,7 @@ from simkit.client.ceremonies import Ceremonies
 from simkit.client.clock import Clock
 from simkit.client.config import AppConfig
 from simkit.client.events import ClientEvent, DeviceError
-from simkit.client.logverify import ALARM, OK, LogState, unverified
+from simkit.client.logverify import OK, LogState, unverified
 from simkit.client.paging import PagingStalled
 from simkit.client.pins import Pins
 from simkit.client.receive import check_op
@@ -469,10 +469,6 @@ class Device(Pins, Status, Ceremonies):
         log = self.log_state(graph_id)
         if log is not None and log.state == OK:
             self.store.put("log", self.storage_key(graph_id), unverified(log))
-
-    def alarmed(self, graph_id: str) -> bool:
-        log = self.log_state(graph_id)
-        return log is not None and log.state == ALARM
 
     def wake(self) -> None:
         """A realtime poke (or the poll timer): sync soon."""

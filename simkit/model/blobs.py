@@ -80,10 +80,12 @@ def ack(model, call: Call) -> Expected:
     graph, blob_id, blob = _find(model, call, rule)
     if blob["policy"] != "transport":
         return ok(f"{rule}: not a transport blob", {"ok": True, "forgotten": False})
-    blob["receipts"].add(call.member)
+    if call.member not in blob["receipts"]:
+        model.written_graph(call.key)
+        blob["receipts"].add(call.member)
     forgotten = _delivered(model, graph, blob)
     if forgotten:
-        del graph.blobs[blob_id]
+        del model.written_graph(call.key).blobs[blob_id]
         rule += ": every current member acked -> forgotten"
     return ok(rule, {"ok": True, "forgotten": forgotten})
 
@@ -93,8 +95,8 @@ def _delivered(model, graph: Graph, blob: dict) -> bool:
 
 
 def delete(model, call: Call) -> Expected:
-    graph, blob_id, _ = _find(model, call, "blobs: DELETE")
-    del graph.blobs[blob_id]
+    _, blob_id, _ = _find(model, call, "blobs: DELETE")
+    del model.written_graph(call.key).blobs[blob_id]
     return ok("blobs: DELETE -> deleted", {"ok": True})
 
 
@@ -106,6 +108,6 @@ def sweep(model, now: int) -> int:
             if _expired(blob, now) or (
                 blob["policy"] == "transport" and _delivered(model, graph, blob)
             ):
-                del graph.blobs[blob_id]
+                del model.written_graph(graph.key).blobs[blob_id]
                 forgotten += 1
     return forgotten

@@ -6,6 +6,8 @@ the response to ``observe`` in order, and gets back the mismatches. Sweeps and
 restarts are told to the check as they happen, because neither is a request.
 """
 
+from collections.abc import Collection
+
 from simkit.model.answer import Expected, compare
 from simkit.model.relay import RelayModel
 from simkit.model.store import adopt, graph_findings, relay_counters, store_findings
@@ -26,6 +28,7 @@ class ModelCheck:
 
     def observe(self, request: Request, now: int, response: Response) -> list[str]:
         """One exchange: the mismatches between ``response`` and the spec's answer."""
+        self.model.written = set()  # here, not in ``handle``: a version's model may answer alone
         self.expected = self.model.handle(request, now)
         return compare(self.expected, response)
 
@@ -41,8 +44,20 @@ class ModelCheck:
             found = store_findings(self.model, snapshot)
         return [f"{self.expected.rule}: {finding}" for finding in found]
 
+    def pokes(self, poked: Collection[str]) -> list[str]:
+        """Events rule 1, for the last exchange or sweep: every graph it changed was
+        poked (``poked``: the graphs the relay emitted a poke for meanwhile). A poke
+        for a graph nothing changed is tolerated (docs/model.md)."""
+        return [
+            f"events rule 1 (a poke per graph after writes): {key} was written and the "
+            "relay emitted no poke for it"
+            for key in sorted(self.model.written)
+            if key not in poked
+        ]
+
     def sweep(self, now: int, forgotten: int) -> list[str]:
         """The relay's ``sweep()`` ran at ``now`` and forgot ``forgotten`` blobs."""
+        self.model.written = set()
         expected = self.model.sweep(now)
         if forgotten == expected:
             return []
@@ -50,6 +65,7 @@ class ModelCheck:
 
     def sweep_if_due(self, now: int, result: int | None) -> list[str]:
         """The relay's ``sweep_if_due()`` ran at ``now`` and returned ``result``."""
+        self.model.written = set()
         expected = self.model.sweep_if_due(now)
         if result == expected:
             return []

@@ -57,9 +57,10 @@ def put_keys(model, call: Call) -> Expected:
     eligible = [d["deviceId"] for d in model.eligible(call.key)]
     if epoch <= graph.latest_epoch:
         _only_member_devices(wraps, eligible, "keys: grant (rotation rule 6)")
-        holders = graph.wraps.setdefault(epoch, {})
-        for device, wrapped in wraps.items():
-            holders.setdefault(device, wrapped)  # existing wraps are never overwritten
+        holders = graph.wraps.get(epoch, {})
+        granted = {d: w for d, w in wraps.items() if d not in holders}  # never overwrites
+        if granted:
+            model.written_graph(call.key).wraps[epoch] = {**holders, **granted}
         rule = "keys: grant (never overwrites)"
         return ok(rule, {"ok": True, "latestEpoch": graph.latest_epoch})
     if epoch != graph.latest_epoch + 1:
@@ -104,4 +105,5 @@ def discard(model, call: Call) -> Expected:
     discarded = call.device in holders
     if discarded:
         del holders[call.device]
+        model.written_graph(call.key)
     return ok(rule, {"ok": True, "discarded": discarded})

@@ -55,6 +55,7 @@ class RelayModel:
         self.devices: dict[str, dict] = {}  # deviceId -> its GET /devices entry
         self.graphs: dict[str, Graph] = {}  # storage key -> graph; a write creates one
         self.touched: str | None = None  # the graph the last request resolved to, if any
+        self.written: set[str] = set()  # the graphs changed since ``ModelCheck`` last asked
         self.restart(now)
 
     # -- what survives a restart, and what does not --------------------------------
@@ -216,6 +217,7 @@ class RelayModel:
 
     def written_graph(self, key: str) -> Graph:
         """The graph a write changes; it enters the store with its first write."""
+        self.written.add(key)  # Events rule 1: it is owed a poke
         return self.graphs.setdefault(key, Graph(key))
 
     # -- the sweeper -------------------------------------------------------------------

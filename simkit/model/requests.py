@@ -254,22 +254,32 @@ def _path_device(b: _Build, route: Route, device: str | None) -> str:
         return device if device is not None and b.pick([True] * 5 + [False]) else "q1"
     mine = [d["deviceId"] for d in b.model.devices_of(b.member)]
     others = [d for d, e in b.model.devices.items() if e["memberId"] != b.member]
-    bad = ["a:b", "x" * 65] if b.faults & {"graph", "param"} else []
-    return b.pick(mine * 3 + sorted(others) + ["q9"] + bad)
+    bad = ["a:b", "x" * 65]
+    return _param(b, mine * 3 + sorted(others) + ["q9"], bad)
 
 
 def _epoch_param(b: _Build) -> str:
-    """``DELETE keys/:epoch``: around the latest epoch; not a decimal on a graph fault."""
+    """``DELETE keys/:epoch``: around the latest epoch; else out of range or no decimal."""
     latest = b.graph().latest_epoch
-    bad = ["0", "01", "x", "-1"] if b.faults & {"graph", "param"} else []
-    return b.pick([str(max(1, latest)), str(max(1, latest - 1)), str(latest + 1), *bad])
+    good = [str(max(1, latest)), str(max(1, latest - 1)), str(latest + 1)]
+    return _param(b, good, ["0", "01", "x", "-1"])
 
 
 def _blob_id(b: _Build) -> str:
-    """Mostly a blob the graph holds; an unsafe ID on a graph fault."""
+    """Mostly a blob the graph holds; else an unsafe ID."""
     stored = sorted(b.graph().blobs)
-    bad = ["a%3Ab", "..", "x" * 65] if b.faults & {"graph", "param"} else []
-    return b.pick([*stored, *stored, *sorted({*stored, *b.space.blob_ids}), *bad])
+    return _param(
+        b, [*stored, *stored, *sorted({*stored, *b.space.blob_ids})], ["a%3Ab", "..", "x" * 65]
+    )
+
+
+def _param(b: _Build, good: list[str], bad: list[str]) -> str:
+    """A path parameter: a bad one under the ``param`` fault (the fault is that, so
+    each bad value is drawn often: epoch 0 once in four), either under a graph fault
+    (the pipeline refuses the graph first), else a good one."""
+    if "param" in b.faults:
+        return b.pick(bad)
+    return b.pick([*good, *bad] if "graph" in b.faults else good)
 
 
 # -- bodies and queries, per route ------------------------------------------------------
@@ -311,7 +321,7 @@ def _op(b: _Build, graph) -> dict:
     lengths = []  # the edges of maxCiphertextChars and of the byte quota
     if settings.max_ciphertext_chars <= 2000:
         lengths += [settings.max_ciphertext_chars, settings.max_ciphertext_chars + 1]
-    if settings.quota_bytes <= 4096:
+    if settings.quota_bytes <= 1 << 16:  # a quota a few pushes can fill (fuzz: 6,000)
         room = (
             settings.quota_bytes
             - graph.row_bytes()
@@ -390,10 +400,15 @@ def _put_keys(b: _Build, route: Route, query: dict, extra: dict) -> bytes:
 
 def _upload(b: _Build, route: Route, query: dict, extra: dict) -> bytes:
     """A policy with its ttl edges and a nonce; unknown policies, a ttl out of range or
-    on the wrong policy, and bad nonces on a query or body fault."""
+    on the wrong policy, and bad nonces on a query or body fault; an unknown policy on
+    a ``param`` fault (the blob ID in the path stays good: other blob routes draw the
+    bad ones)."""
     settings, bad_query, bad_body = b.model.settings, "query" in b.faults, "body" in b.faults
     policies = [None, "retain", "transport", "transport", "ephemeral", "ephemeral"]
-    policy = b.pick(policies + (["keep", "Retain"] * 3 if bad_query else []))
+    if "param" in b.faults:
+        b.faults.discard("param")  # the fault is spent on the policy
+        policies = []
+    policy = b.pick(policies + (["keep", "Retain"] * 3 if bad_query or not policies else []))
     if policy is not None:
         query["policy"] = policy
     ceiling = settings.max_blob_ttl_ms

@@ -7,8 +7,6 @@ import contextlib
 
 import trio
 
-from simkit.errors import TransportError
-
 
 class Foreign:
     """The world's clients outside the fleet, and which requests are theirs."""
@@ -21,11 +19,14 @@ class Foreign:
 
     async def send_raw(self, request) -> None:
         """A request from a client outside the simulated fleet (a rogue device speaking
-        raw HTTP), over the network like any other; its answer goes nowhere."""
+        raw HTTP); its answer goes nowhere. It reaches the relay at the instant it was
+        drawn for (``NetworkTransport.send_direct``): the rogue aims at the relay's
+        edges as the model sees them now (a rev exactly maxRevSkew ahead, a push that
+        fills the byte quota exactly), which latency and the fleet's traffic meanwhile
+        would blur; the network's faults are the fleet's to meet."""
         if self._raw is None:
             self._raw = self.world.network.transport("rogue")
-        with contextlib.suppress(TransportError):
-            await self._raw.send(request)
+        self._raw.send_direct(request)
 
     @contextlib.contextmanager
     def client(self, device_id: str):

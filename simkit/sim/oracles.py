@@ -55,14 +55,20 @@ class RelayOracle:
         self.unjudged: dict[str, str] = {}  # graph it stopped judging -> why
         self.on_departure = lambda: None  # told of each departure (the world's coverage)
         self._trace = trace
+        self._poked: list[str] = []  # the graphs poked since the last exchange or sweep
+
+    def poked(self, graph: str) -> None:
+        """The relay emitted a poke for ``graph`` (its event hook, as it happens)."""
+        self._poked.append(graph)
 
     def answer(self, relay: Relay, request: Request) -> Response:
         """The relay's answer to one request, checked against the model's."""
         if self.check is None:
             return relay.handle(request)
         now = relay.clock()
+        self._poked.clear()
         response = relay.handle(request)
-        findings = self.check.observe(request, now, response)
+        findings = self.check.observe(request, now, response) + self._pokes()
         if self.check.model.touched in self.unjudged:
             return response
         stored = None
@@ -85,12 +91,19 @@ class RelayOracle:
     def swept(self, now: int, forgotten: int) -> None:
         """One external job swept at ``now`` and the relay forgot ``forgotten`` blobs."""
         if self.check is not None:
-            self._found(self.check.sweep(now, forgotten))
+            self._found(self.check.sweep(now, forgotten) + self._pokes())
 
     def swept_if_due(self, now: int, result: int | None) -> None:
         """The built-in sweeper woke at ``now`` and the relay answered ``result``."""
         if self.check is not None:
-            self._found(self.check.sweep_if_due(now, result))
+            self._found(self.check.sweep_if_due(now, result) + self._pokes())
+
+    def _pokes(self) -> list[str]:
+        """The graphs the last exchange or sweep wrote and did not poke, but those the
+        model no longer judges (then forgets the pokes seen)."""
+        found = self.check.pokes({*self._poked, *self.unjudged})
+        self._poked.clear()
+        return found
 
     def restarted(self, relay: Relay, version: Variant) -> None:
         """The relay restarted from its store, running ``version`` (a release may have
@@ -288,6 +301,12 @@ class DeviceOracle:
         model = self._following(slot)
         if model is not None:
             model.imported()
+
+    def ran(self, slot, event) -> None:
+        """``slot``'s device ended a sync run (its ``sync.done`` event, as it happens)."""
+        model = self._following(slot)
+        if model is not None:
+            model.ran(event.graph, event.fields.get("error"), slot.device.status["lastError"])
 
     def _departed(self, device_id: str, rule: str) -> None:
         """A departure in a rule the device's version declares: traced, not reported."""

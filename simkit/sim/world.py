@@ -280,6 +280,10 @@ class World:
         )
         if event.kind == "checkpoint.published":
             self.costs.checkpoints += 1
+        elif event.kind == "sync.done" and self.device_oracle is not None:
+            slot = self.slots.get(device.device_id)
+            if slot is not None and slot.device is device:
+                self.device_oracle.ran(slot, event)
         elif event.kind == "record.applied":
             sk = device.storage_key(event.graph)
             self.costs.applied(device.device_id, sk, event.fields["recordId"],
@@ -301,6 +305,8 @@ class World:
             )
         if isinstance(event, DeviceRevoke):
             self._revoked(event.device_id)
+        if isinstance(event, Poke) and self.relay_oracle is not None:
+            self.relay_oracle.poked(event.graph)
         if isinstance(event, Poke) and self.network is not None and self.network.is_running:
             for device_id in self.followers(event.graph):
                 self.network.poke(device_id, {"graph": event.graph})

@@ -4,11 +4,12 @@ rules, Log verification status)."""
 import json
 
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from simkit.client.logverify import LogState, fold, newest_boundary
-from simkit.client.schemas import CHECKPOINT_KIND
+from simkit.client.schemas import CHECKPOINT_KIND, checkpoint_data_ok
 from simkit.protocol import checkpoint_record_id
 from simkit.relay import Response
 from tests.client.world import (
@@ -314,3 +315,13 @@ async def test_rule4_a_page_out_of_seq_order_never_carries_the_cursor_past_a_mis
     await b1.sync()
     assert set(b1.keyring("g:team").keys) == {2}
     assert b1.store.get("cursor", "g:team", 0) == 0  # stopped before seq 1, never past it
+
+
+@pytest.mark.parametrize(
+    ("head", "valid"),
+    [("A" * 43, True), ("A" * 42, False), ("A" * 42 + "=", False), ("A" * 42 + "+", False),
+     ("x", False), (7, False)],
+)  # fmt: skip
+def test_checkpoint_record_head_is_the_base64url_chain_head(head, valid):
+    """Checkpoint record: `head` is the chain head (base64url, 32 bytes: 43 characters)."""
+    assert bool(checkpoint_data_ok({"v": 1, "d": "a1", "seq": 64, "head": head})) is valid

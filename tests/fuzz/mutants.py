@@ -688,7 +688,7 @@ CLIENT_CLAUSES = (
         "unreachable-keeps-ok",
         "client/device.py",
         "if log is not None and log.state == OK:",
-        "if log is not None and log.state == ALARM:",
+        'if log is not None and log.state == "alarm":',
         "Log verification status: 'ok | relay unreachable, or log pruned past the device | "
         "unverified'.",
     ),

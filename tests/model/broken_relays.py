@@ -10,6 +10,7 @@ import attrs
 from simkit.protocol.http import Refused, json_list_response
 from simkit.protocol.ids import storage_key
 from simkit.relay import Relay
+from simkit.relay.events import Poke
 from simkit.relay.state import Graph
 from tests.fuzz.variants import KeepsLastOfEqualRevs, LogsLwwLosers, MaxSeqPlusOne, OverwritesWraps
 
@@ -169,6 +170,23 @@ class TransportForgottenOnUpload(Relay):
         return True
 
 
+class WritesWithoutPokes(Relay):
+    """A write changes a graph and emits no poke (Events rule 1: a poke per graph
+    after writes)."""
+
+    def _deliver(self, events):
+        super()._deliver([event for event in events if not isinstance(event, Poke)])
+
+
+class ForgetsWithoutPoke(Relay):
+    """A blob forgotten (deleted, acked by all, swept) emits no poke."""
+
+    def _forget(self, tx, graph, blob_id, reason):
+        poked = dict(tx._poked)
+        super()._forget(tx, graph, blob_id, reason)
+        tx._poked = poked
+
+
 # (broken relay, examples the derandomized check may take to catch it: about three times
 # what it took when measured; docs/model.md lists the measured examples and seconds)
 BROKEN = (
@@ -193,4 +211,6 @@ BROKEN = (
     (EphemeralTtlClamped, 20),
     (ExpiredBlobServed, 20),
     (TransportForgottenOnUpload, 20),
+    (WritesWithoutPokes, 20),
+    (ForgetsWithoutPoke, 20),
 )

@@ -363,3 +363,31 @@ def test_pull_rules_a_device_pulls_a_subscription_from_the_cursor_it_persisted(a
     filtered = request("GET", "/graphs/g:team/pull", after=0, limit=500, kinds="note")
     m.sent("t", filtered, 2.5)  # another subscription, at its own place
     assert rules(m) == found
+
+
+@pytest.mark.parametrize(
+    ("error", "last_error", "found"),
+    [
+        (None, None, False),  # no error yet, nothing to say
+        ("unreachable", "pull g:team: the relay could not be reached", False),
+        (None, "an earlier error", False),  # the field keeps the last error
+        ("unreachable", None, True),  # the run failed and the status does not say so
+        ("stalled", "", True),
+        ("unreachable", ConnectionError("lost"), True),  # an object, not a text
+    ],
+)
+def test_client_status_last_error_says_why_a_sync_run_ended_in_an_error(error, last_error, found):
+    m = model()
+    m.ran("g:team", error, last_error)
+    assert bool(m.findings) is found
+    assert all(f.rule == "Client status" for f in m.findings)
+
+
+@pytest.mark.parametrize(("device", "state", "found"), [
+    ("b1", "approved", False), ("b1", "rejected", False), ("approved", "b1", True),
+    ("b1", "pending", True),
+])  # fmt: skip
+def test_device_approval_pin_a_pin_is_approved_rejected_or_conflicted(device, state, found):
+    m = model("approve")
+    m.committed(Changes(pins={device: Pin(state, "human", None)}), CLOCK)
+    assert rules(m) == (["Device approval pin"] if found else [])

@@ -28,6 +28,7 @@ from hypothesis.stateful import (
 from simkit.model import ModelCheck
 from simkit.model.requests import RequestSpace, addressable, jwk, requests, storage_key
 from simkit.relay import RateLimit, Relay, Request, StaticHost
+from simkit.relay.events import Poke
 from tests.model.broken_relays import BROKEN
 
 T0 = 1_700_000_000_000
@@ -136,16 +137,26 @@ class RelayAgainstModel(RuleBasedStateMachine):
         """One member of one group starts with only these capabilities there."""
         self.config, self.clock, self.saved = config, Clock(), None
         self.host = StaticHost(MEMBERS, groups=GROUPS, capabilities={restricted: capabilities})
-        self.relay = self.relay_class(self.host, self.clock, **config)
+        self.poked: list[str] = []  # the graphs the relay poked since the last check
+        self.relay = self.relay_class(self.host, self.clock, on_event=self.heard, **config)
         self.check = ModelCheck(self.host, self.clock.now, **config)
         self.model = self.check.model
         for member, device in (("alice", "a1"), ("bob", "b1"), ("carol", "c1")):
             self.send(registration(member, device))
 
+    def heard(self, event) -> None:
+        """The relay's event hook: a poke is what Events rule 1 owes a written graph."""
+        if isinstance(event, Poke):
+            self.poked.append(event.graph)
+
+    def pokes(self) -> list[str]:
+        found, self.poked = self.check.pokes(self.poked), []
+        return found
+
     def send(self, request: Request) -> dict | None:
         """One exchange, checked against the model; the parsed answer (not a blob's bytes)."""
         now, response = self.clock.now, self.relay.handle(request)
-        agree(self.check.observe(request, now, response), f"{request!r}")
+        agree(self.check.observe(request, now, response) + self.pokes(), f"{request!r}")
         raw = response.headers.get("content-type") == "application/octet-stream"
         body = None if raw else response.json()  # the check parsed it already
         answer = f"{response.status} {'' if raw else body.get('error', '')}".strip()
@@ -216,9 +227,9 @@ class RelayAgainstModel(RuleBasedStateMachine):
         if what == "clock":
             self.clock.now += event[1]
         elif what == "sweep":
-            agree(self.check.sweep(now, self.relay.sweep()))
+            agree(self.check.sweep(now, self.relay.sweep()) + self.pokes())
         elif what == "sweep_if_due":
-            agree(self.check.sweep_if_due(now, self.relay.sweep_if_due()))
+            agree(self.check.sweep_if_due(now, self.relay.sweep_if_due()) + self.pokes())
         elif what == "save":
             self.saved = (self.relay.snapshot(), self.model.snapshot())
         elif what in ("restart", "roll_back"):
@@ -226,7 +237,9 @@ class RelayAgainstModel(RuleBasedStateMachine):
             if what == "roll_back" and self.saved is not None:
                 data = self.saved[0]
                 self.model.restore(self.saved[1])
-            self.relay = self.relay_class.restore(self.host, self.clock, data, **self.config)
+            self.relay = self.relay_class.restore(
+                self.host, self.clock, data, on_event=self.heard, **self.config
+            )
             self.check.restart(now)
         elif what == "capabilities":
             self.host.set_capabilities(*event[1:])

@@ -28,10 +28,24 @@ from simkit.protocol import (
     unwrap_graph_key,
     wrap_graph_key,
 )
+from simkit.protocol.keys import generate_private_key
 
 DEVICE = DeviceKeys.generate(SeededEntropy("keys"))
 OTHER = DeviceKeys.generate(SeededEntropy("other"))
 KEY = SeededEntropy("graph").token_bytes(32)
+
+
+def test_a_private_key_draws_its_scalar_from_the_whole_p256_group():
+    """Cryptographic constructions (P-256): a device's private scalar is drawn over
+    [1, n - 1]; one drawn from a small range (every device alike, or guessable) would
+    let anyone open every wrap. 32 draws: each scalar above 2**200 (an honest one is
+    below it with odds 2**-56), all distinct."""
+    scalars = [
+        generate_private_key(SeededEntropy(f"scalar{i}")).private_numbers().private_value
+        for i in range(32)
+    ]
+    assert all(2**200 < s < 2**256 for s in scalars)
+    assert len(set(scalars)) == len(scalars)
 
 
 def test_exported_jwks_have_webcrypto_members_and_order():
@@ -87,6 +101,17 @@ def test_wrap_round_trips_only_for_the_recipient(graph_key):
 @pytest.mark.parametrize("wrapped", ["", "!!", b64url_encode(b"[]"), b64url_encode(b'{"epk":"x"}')])
 def test_malformed_wraps_are_crypto_errors(wrapped):
     with pytest.raises(CryptoError):
+        unwrap_graph_key(wrapped, DEVICE.wrap_key)
+
+
+@pytest.mark.parametrize("size", [16, 31, 33])
+def test_unwrapping_refuses_a_wrap_that_holds_a_key_of_another_size(size, monkeypatch):
+    """Key wrapping seals "the 32-byte graph key": a wrap that opens to any other size
+    (a relay may hand out any wrap it can seal to the device's public key) is refused."""
+    monkeypatch.setattr("simkit.protocol.wrap.require_key", lambda key: key)
+    wrapped = wrap_graph_key(bytes(size), DEVICE.pub_jwk, entropy=SeededEntropy("w"))
+    monkeypatch.undo()
+    with pytest.raises(CryptoError, match="expected 32"):
         unwrap_graph_key(wrapped, DEVICE.wrap_key)
 
 

@@ -32,6 +32,7 @@ def test_settings_looser_than_the_spec_are_refused(name):
 @pytest.mark.parametrize(
     "settings",
     [{"max_ops_per_push": 0}, {"max_pull_limit": True}, {"quota_records": -1},
+     {"quota_records": 0}, {"quota_bytes": 0}, {"quota_blob_bytes": 0},
      {"sweep_interval_ms": -1}, {"rate_limits": {"reads": RateLimit(1, 1)}},
      {"rate_limits": {"read": RateLimit(0, 1)}}, {"rate_limits": {"read": (1, 1)}}],
 )  # fmt: skip

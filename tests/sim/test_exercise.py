@@ -10,6 +10,7 @@ from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.model.requests import jwk
 from simkit.relay import Relay, Request, StaticHost
+from simkit.relay.events import Poke
 from simkit.sim.exercise import NEVER, Exercise, counted, counting, overridden, running_class
 from simkit.sim.oracles import RelayOracle
 from simkit.sim.trace import Trace
@@ -38,7 +39,9 @@ def oracle_of(relay_class: type[Relay], changes=()) -> tuple[Relay, RelayOracle]
     host = StaticHost(["alice"])
     relay = relay_class(host, lambda: T0)
     variant = Variant("v", "a change", relay=relay_class, changes=changes)
-    return relay, RelayOracle(relay, host, {}, Trace(lambda: 0.0), variant)
+    oracle = RelayOracle(relay, host, {}, Trace(lambda: 0.0), variant)
+    relay.on_event = lambda event: oracle.poked(event.graph) if isinstance(event, Poke) else None
+    return relay, oracle
 
 
 def test_the_relay_model_follows_a_declared_change_and_judges_what_comes_after_by_it():

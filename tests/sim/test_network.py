@@ -55,6 +55,29 @@ def test_a_lost_response_leaves_the_request_applied():
     assert [e.fields["applied"] for e in trace if e.kind == "delivery"] == [True]
 
 
+def test_a_direct_request_reaches_the_relay_at_the_instant_it_is_sent_whatever_the_profile():
+    """The rogue's raw requests (simkit.sim.foreign): drawn against the relay at this
+    instant, they arrive at it; only a down relay or an error window stops one."""
+    profile = NetworkProfile(
+        request_loss=1,
+        response_loss=1,
+        up=Latency(500),
+        **{k: v for k, v in FIXED.items() if k != "up"},
+    )
+
+    async def body(network, relay, trace):
+        await trio.sleep(0.25)
+        response = network.transport("rogue").send_direct(Req("POST", "/x"))
+        return response.status, trio.current_time()
+
+    (status, elapsed), relay, trace = run(body, profile)
+    assert (status, elapsed) == (200, 0.25)
+    assert relay.applied == ["/x"]
+    assert [(e.kind, e.t) for e in trace] == [
+        ("request", 0.25), ("delivery", 0.25), ("response", 0.25)
+    ]  # fmt: skip
+
+
 def test_latency_and_a_slow_relay_show_in_virtual_time():
     profile = NetworkProfile(up=Latency(30), down=Latency(70), relay_delay=Latency(100))
 

@@ -173,6 +173,12 @@ class KeyRules:
             self.pins.pop(device_id, None)
             return
         self.pins[device_id] = pin
+        if pin.state not in PIN_STATES:
+            self.find(
+                "Device approval pin",
+                f"pinned {device_id} in state {pin.state!r} (model: a pin is one of "
+                f"{', '.join(PIN_STATES)}; no pin is unknown)",
+            )
         by_possession = pin.state == "approved" and pin.via == "possession" and before is None
         if by_possession and not self._possession_proved(device_id, pin):
             self.find(
@@ -202,6 +208,9 @@ class KeyRules:
             and _self_sig_valid(entry, pin.fingerprint)
             for entry in entries
         )
+
+
+PIN_STATES = ("approved", "rejected", "conflicted")  # the spec's table, but unknown (no pin)
 
 
 def fingerprint(entry: dict) -> str | None:

@@ -342,6 +342,20 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             self._check_wiped()
         self._importing, self._wipe = None, False
 
+    def ran(self, graph_id: str, error: str | None, last_error: object) -> None:
+        """A sync run of ``graph_id`` ended (``sync.done``); ``error``: why it stopped
+        early, as the event says; ``last_error``: ``status.lastError`` then. Client
+        status fields name ``status.lastError``: a text (or nothing yet), and after a
+        run that ended in an error, the text of an error."""
+        if (error is None and last_error is None) or (isinstance(last_error, str) and last_error):
+            return
+        self.find(
+            "Client status",
+            f"ended a sync run of {graph_id} (error: {error}) with status.lastError "
+            f"{last_error!r} (model: a text saying what went wrong)",
+            self._sk(graph_id),
+        )
+
     # -- commits ---------------------------------------------------------------------------
 
     def committed(self, changes: Changes, clock: Clock) -> None:
