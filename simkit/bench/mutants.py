@@ -3,7 +3,8 @@ N (docs/performance.md, round 9): ``simkit fuzz --time S --seed 1 --shrink-time 
 --workers W`` on a mutated copy of simkit for each mutant, one run at a time (so a run
 has the machine to itself), W = 1 then N; the median and 90th percentile of the time to
 the first violation (a mutant not killed counts as the whole budget), the mutants
-killed and killed per minute of fuzzing.
+killed and killed per minute of fuzzing; and the ratio of N workers to one as measured,
+over the mutants either killed, and against perfect scaling (``ratios``, round 11).
 
 Not part of ``simkit bench all`` (it takes most of an hour):
 ``python -m simkit.bench.mutants tests.fuzz.mutants:ALL [SECONDS] [WORKERS] [OUT.json]``.
@@ -51,6 +52,34 @@ def summary(runs: list[dict], seconds: float) -> dict:
     }
 
 
+def ratios(one: list[dict], many: list[dict], seconds: float, workers: int) -> dict:
+    """Killed per minute with ``workers`` over killed per minute with one, three ways:
+    as measured; over the mutants either run killed (a mutant neither kills costs both
+    the whole budget and says nothing of the workers); and what ``workers`` would give
+    if each mutant one worker kills were killed in 1/workers of its time, the others
+    as measured (perfect scaling), with the measured ratio's share of it."""
+    both = [(a, b) for a, b in zip(one, many, strict=True)
+            if a["found_after"] is not None or b["found_after"] is not None]  # fmt: skip
+
+    def per_minute(runs: list[dict]) -> float:
+        return summary(runs, seconds)["killed_per_minute"]
+
+    ideal = [
+        {**b, "found_after": a["found_after"] / workers}
+        if a["found_after"] is not None else b
+        for a, b in zip(one, many, strict=True)
+    ]  # fmt: skip
+    measured = per_minute(many) / per_minute(one)
+    perfect = per_minute(ideal) / per_minute(one)
+    return {
+        "ratio_killed_per_minute": measured,
+        "ratio_over_mutants_found": per_minute([b for _, b in both])
+        / per_minute([a for a, _ in both]),
+        "ratio_with_perfect_scaling": perfect,
+        "share_of_perfect_scaling": measured / perfect,
+    }
+
+
 def main(ref: str, seconds: float = 60.0, workers: int = 0, out: str | None = None) -> dict:
     mutants = [m for m in load_mutants(ref) if isinstance(m, Mutant)]
     many = workers or cores()
@@ -61,8 +90,8 @@ def main(ref: str, seconds: float = 60.0, workers: int = 0, out: str | None = No
             runs.append(time_to_violation(mutant, seconds, count))
             print(count, json.dumps(runs[-1]), file=sys.stderr, flush=True)
         report[f"workers_{count}"] = {"summary": summary(runs, seconds), "runs": runs}
-    one, more = report["workers_1"]["summary"], report[f"workers_{many}"]["summary"]
-    report["ratio_killed_per_minute"] = more["killed_per_minute"] / one["killed_per_minute"]
+    report.update(ratios(report["workers_1"]["runs"], report[f"workers_{many}"]["runs"],
+                         seconds, many))  # fmt: skip
     if out:
         Path(out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from simkit.bench import BenchRow, isolated, peak_memory_mib
 from simkit.bench.crypto import receive_floor_us
 from simkit.bench.crypto import run as crypto_rows
+from simkit.bench.mutants import ratios
 from simkit.bench.sim import exchange_floor_us, group_world, measure
 from simkit.bench.targets import verdicts
 from simkit.cli import main
@@ -100,3 +101,18 @@ def test_the_pbkdf2_row_derives_every_time_not_from_the_process_cache():
     after = pbkdf2_sha256.cache_info()
     assert (after.hits, after.misses) == (before.hits, before.misses)
     assert row.unit == "ms/op"
+
+
+def test_the_mutant_table_ratios_leave_out_what_neither_kills_and_name_perfect_scaling():
+    """Two mutants: one worker kills the first at 20 s, two at 10 s; neither kills the
+    second (60 s each side). Measured 1 killed/70 s vs 1/80 s; over the found ones
+    20 s vs 10 s; perfect scaling is exactly what two workers did."""
+
+    def run(found):
+        return {"mutant": "m", "exit": 1 if found else 0, "found_after": found, "examples": 1}
+
+    got = ratios([run(20.0), run(None)], [run(10.0), run(None)], 60.0, 2)
+    assert got["ratio_killed_per_minute"] == 80 / 70
+    assert got["ratio_over_mutants_found"] == 2.0
+    assert got["ratio_with_perfect_scaling"] == 80 / 70
+    assert got["share_of_perfect_scaling"] == 1.0
