@@ -4,6 +4,8 @@ client (on the honest stack each invalid one is refused by every receiver and ea
 valid one applied), and of every answer a device reads, sent by a relay that lies
 (the device neither crashes nor believes it); no invariant, models included, breaks."""
 
+import json
+
 import pytest
 
 from simkit.fuzz.actions import StepError, parse_step
@@ -12,10 +14,13 @@ from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.protocol.messages import (
     ANSWER_MALFORMATIONS,
     GRAPH_RECORD,
+    MAX_READ,
     RECORD_ENVELOPE,
     RECORD_ID_BOUNDARY,
     RECORD_MALFORMATIONS,
+    Field,
     malformations,
+    request_shows,
 )
 
 
@@ -76,3 +81,24 @@ def test_a_malform_step_must_name_an_answers_malformation():
     with pytest.raises(StepError, match=r"did you mean 'PullOp\.c absent'"):
         parse_step({"rule": "adversary", "mode": "malform", "targets": ["a1"],
                     "params": {"what": "PullOp.c absnt"}})  # fmt: skip
+
+
+def test_a_request_body_shows_each_malformation_it_carries_unless_it_is_oversize():
+    """The behaviours count the rogue's request malformations from the body it sent;
+    a body past ``MAX_READ`` is the oversize fault and shows none."""
+    op = {"recordId": "r1", "rev": "7", "n": "bm9uY2U", "c": "QUJD", "x-unknown": 1}
+    body = json.dumps({"ops": [op]}).encode()
+    shown = request_shows("POST /graphs/:gid/push", body)
+    assert {"GraphOpIn.rev wrong-type", "GraphOpIn unknown-member"} <= shown
+    assert request_shows("POST /graphs/:gid/push", body + b" " * MAX_READ) == set()
+
+
+@pytest.mark.parametrize(
+    ("rule", "value", "holds"),
+    [("id", "a1", True), ("id", "a:b", False), ("id", "x" * 65, False), ("count", 0, True),
+     ("count", -1, False), ("positive", 0, False), ("positive", 1, True), ("count", 1.5, False)],
+)  # fmt: skip
+def test_a_member_holds_a_value_of_its_type_within_its_rule(rule, value, holds):
+    """The tables' rules: a safe ID (Safe IDs), a whole number from 0 or from 1."""
+    kind = "string" if rule == "id" else "number"
+    assert Field("m", kind, rule=rule).holds(value) is holds

@@ -54,6 +54,14 @@ def test_capabilities_none_for_the_group_allows_everything(h):
     assert h.push("g:team", [op("r1", 1)]).status == 200
 
 
+def test_capabilities_set_back_to_none_allow_everything_again(h):
+    """The host's directory answers null again: the earlier list no longer holds."""
+    h.host.set_capabilities("alice", "team", [])
+    assert h.push("g:team", [op("r1", 1)]).json()["need"] == "write"
+    h.host.set_capabilities("alice", "team", None)
+    assert h.push("g:team", [op("r1", 2)]).status == 200
+
+
 def test_capability_list_must_contain_the_needed_capability(h):
     h.host.set_capabilities("alice", "team", ["write"])
     assert h.push("g:team", [op("r1", 1)]).status == 200
