@@ -99,16 +99,13 @@ def operations(story: Story) -> tuple[Operation, ...]:
     found: dict[int, dict] = {}  # op index -> changes
     applied: dict[tuple[str, str], list] = {}  # (graph, record) -> (rev, delivery) applied
 
-    def graph_of(e: TraceEvent) -> str | None:
-        return _storage_key(e, members)
-
     for e in story.events:
         name = _name(e)
         if e.kind == "request" and e.fields.get("path", "").endswith(("/push", "/pull")):
             last_request[e.actor, e.fields["path"].rsplit("/", 1)[1]] = e.seq
         elif name == "device.register" and e.actor == RELAY:
             members[e.fields["device_id"]] = e.fields["member_id"]
-        elif name == "app.write" and (sk := graph_of(e)) is not None:
+        elif name == "app.write" and (sk := _storage_key(e, members)) is not None:
             f = e.fields
             key = (e.actor, sk, f["recordId"])
             for earlier in open_.get(key, []):
@@ -117,11 +114,14 @@ def operations(story: Story) -> tuple[Operation, ...]:
             by_rev[sk, f["recordId"], f["rev"]] = len(ops)
             followers.setdefault(sk, set()).add(e.actor)
             ops.append(Operation(e.seq, e.t, e.actor, sk, f["recordId"], f["rev"], f.get("op", "")))
-        elif name == "record.restamped" and (sk := graph_of(e)) is not None:
+        elif name == "record.restamped" and (sk := _storage_key(e, members)) is not None:
             i = by_rev.get((sk, e.fields["recordId"], e.fields["old"]))
             if i is not None:
                 by_rev[sk, e.fields["recordId"], e.fields["new"]] = i
-        elif name in ("push.accepted", "push.rejected") and (sk := graph_of(e)) is not None:
+        elif (
+            name in ("push.accepted", "push.rejected")
+            and (sk := _storage_key(e, members)) is not None
+        ):
             i = _match(by_rev, open_, e, sk)
             if i is not None and "ack" not in found.get(i, {}):
                 change = found.setdefault(i, {})
@@ -130,7 +130,10 @@ def operations(story: Story) -> tuple[Operation, ...]:
                 else:
                     change["rejected"] = e.fields.get("reason", "")
                 open_.get((e.actor, sk, e.fields["recordId"]), []).clear()
-        elif name in ("record.applied", "record.rejected") and (sk := graph_of(e)) is not None:
+        elif (
+            name in ("record.applied", "record.rejected")
+            and (sk := _storage_key(e, members)) is not None
+        ):
             followers.setdefault(sk, set()).add(e.actor)
             i = by_rev.get((sk, e.fields["recordId"], e.fields.get("rev")))
             refused = e.fields.get("reason") if name == "record.rejected" else None

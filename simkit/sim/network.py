@@ -161,11 +161,9 @@ class NetworkTransport:
         net._require_running()
         profile = net.profile
         u = _Drawn.draw(self._requests)
-        xid, self._next_xid = self._next_xid, self._next_xid + 1
+        xid = self._sent(request, fields)
         start = trio.current_time()
         deadline = start + profile.timeout_ms / 1000
-        sent = {"method": request.method, "path": request.path, "size": len(request.body)}
-        net.trace.emit("request", device, xid=xid, **sent, **net._body_field(request), **fields)
 
         if not net.connected(device):
             net._fault("partitioned", device, xid)
@@ -194,10 +192,22 @@ class NetworkTransport:
         if not net.connected(device):
             net._fault("partitioned", device, xid)
             await self._give_up(xid, deadline)
-        response = answer.response
+        self._received(xid, answer.response)
+        return answer.response
+
+    def _sent(self, request: Any, fields: dict) -> int:
+        """Number the request and trace it; its exchange ID."""
+        net = self._network
+        xid, self._next_xid = self._next_xid, self._next_xid + 1
+        sent = {"method": request.method, "path": request.path, "size": len(request.body)}
+        net.trace.emit("request", self.device_id, xid=xid, **sent, **net._body_field(request),
+                       **fields)  # fmt: skip
+        return xid
+
+    def _received(self, xid: int, response: Any) -> None:
+        net = self._network
         received = {"status": response.status, "size": len(response.body)}
-        net.trace.emit("response", device, xid=xid, **received, **net._body_field(response))
-        return response
+        net.trace.emit("response", self.device_id, xid=xid, **received, **net._body_field(response))
 
     def _answer(self, xid: int, request: Any, u: _Drawn, late: bool, answer: "_Answer") -> None:
         """The request reaches the relay now; keep the answer unless it is lost or late."""
@@ -241,17 +251,11 @@ class NetworkTransport:
         """The request reaches the relay at this very instant, with no loss, latency or
         per-request error rate (an error window still refuses it): for a client whose
         requests probe the relay, not the network. Its answer, or None."""
-        net = self._network
-        net._require_running()
-        xid, self._next_xid = self._next_xid, self._next_xid + 1
-        sent = {"method": request.method, "path": request.path, "size": len(request.body)}
-        net.trace.emit("request", self.device_id, xid=xid, **sent, **net._body_field(request))
+        self._network._require_running()
+        xid = self._sent(request, {})
         response = self._deliver(xid, request, _NO_RATE_ERRORS, False)
         if response is not None:
-            received = {"status": response.status, "size": len(response.body)}
-            net.trace.emit(
-                "response", self.device_id, xid=xid, **received, **net._body_field(response)
-            )
+            self._received(xid, response)
         return response
 
     async def _give_up(self, xid: int, deadline: float) -> NoReturn:

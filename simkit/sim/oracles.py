@@ -303,10 +303,12 @@ class DeviceOracle:
             model.imported()
 
     def ran(self, slot, event) -> None:
-        """``slot``'s device ended a sync run (its ``sync.done`` event, as it happens)."""
+        """``slot``'s device ended a sync run (its ``sync.done`` event, as it happens).
+        ``status.lastError`` is the device's ``last_error``: read alone, not by building
+        the whole status at every run's end."""
         model = self._following(slot)
         if model is not None:
-            model.ran(event.graph, event.fields.get("error"), slot.device.status["lastError"])
+            model.ran(event.graph, event.fields.get("error"), slot.device.last_error)
 
     def _departed(self, device_id: str, rule: str) -> None:
         """A departure in a rule the device's version declares: traced, not reported."""
