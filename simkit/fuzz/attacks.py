@@ -87,13 +87,18 @@ class AttackRules:
         ]
         if not shared:
             return
-        self.do(self._mode(data, *mode, target))
         writer, graph = self.pick(data, shared, "writer")
+        if mode[0] == "withhold":
+            # the target first holds the version the withheld one replaces: log check (1)
+            # judges the rev an entry names, not only its record (a situation)
+            self.do(A.Write(device=writer, graph=graph, record="r0", op="edit"))
+            self.do(A.Advance(seconds=30))
+        self.do(self._mode(data, *mode, target))
         sides = [writer, target] if mode[0] in ("fork", "rollback") else [writer]
         for device in sides:
-            if count == 1:
+            if count == 1 or mode[0] == "withhold":
                 self.do(A.Write(device=device, graph=graph, record="r0", op="edit"))
-            else:
+            if count > 1:
                 self.do(A.Burst(device=device, graph=graph, count=count))
         if mode[0] == "substitute-keys":
             self.do(A.Rotate(by=target, graph=graph))

@@ -167,11 +167,14 @@ class Withhold(Mode):
         chosen = self.others.setdefault(self.storage_key(request, graph_id), set())
         chosen.update(record_id for record_id in ops if _chosen(record_id, self.fraction))
 
+    def _held(self, device_id: str, graph_id: str, record_id: str) -> dict | None:
+        slot = self.world.slots.get(device_id)
+        return slot.device.get(graph_id, record_id) if slot and slot.device else None
+
     def _detectable(self, device_id: str, graph_id: str, op: dict) -> bool:
         """Log check (1) compares revs only: an op the target already holds at that rev or
         newer (its own write of an equal rev, say) is withheld undetectably."""
-        slot = self.world.slots.get(device_id)
-        held = slot.device.get(graph_id, op["recordId"]) if slot and slot.device else None
+        held = self._held(device_id, graph_id, op["recordId"])
         return held is None or held["at"] < op["rev"]
 
     def _passable(self, device_id: str, graph_id: str, ops: list[dict]) -> list[dict]:
@@ -198,11 +201,14 @@ class Withhold(Mode):
         if what == "pull":
             kept = [o for o in body["ops"] if not self._hidden(key, o["recordId"], o["seq"])]
             hidden = [o for o in self._passable(device_id, graph_id, body["ops"]) if o not in kept]
-            self.withheld.setdefault((device_id, key), set()).update(
+            detectable = {
                 (o["recordId"], o["seq"])
                 for o in hidden
                 if self._detectable(device_id, graph_id, o)
-            )
+            }
+            self.withheld.setdefault((device_id, key), set()).update(detectable)
+            if any(self._held(device_id, graph_id, record_id) for record_id, _ in detectable):
+                self.world.situations.reached("a newer version withheld from its holder")
             body["ops"] = kept
         elif self.hide_in_log:
             entries = [e for e in body["entries"] if not self._hidden(key, e["recordId"], e["seq"])]

@@ -21,6 +21,8 @@ SITUATIONS = {
     "counter below what the device was served",
     "situation a checkpoint compared at the first boundary": "Log chain: heads compared at "
     "seq 64, the only boundary of a small graph",
+    "situation a newer version withheld from its holder": "Log check (1): a log entry "
+    "names a record the device holds, at a newer rev than it was served",
     "situation a push cut by an outage": "client rule 10: a push that failed or was lost on "
     "the way",
     "situation the relay restarted between a request and its answer": "Endpoints: each "

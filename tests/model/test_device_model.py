@@ -391,3 +391,19 @@ def test_device_approval_pin_a_pin_is_approved_rejected_or_conflicted(device, st
     m = model("approve")
     m.committed(Changes(pins={device: Pin(state, "human", None)}), CLOCK)
     assert rules(m) == (["Device approval pin"] if found else [])
+
+
+@pytest.mark.parametrize(("asks", "found"), [(True, False), (False, True)])
+def test_client_rule_5_a_higher_epoch_makes_it_fetch_keys_before_its_next_write(asks, found):
+    m = model()
+    keyed(m)  # epoch 1 only
+    mine = record("r0", T0, "alice")
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
+    pulled(m, [], epoch=2)
+    m.committed(Changes(relay_epochs={SK: 2}), CLOCK)
+    m.ran("g:team", None, None)  # a run ends behind epoch 2, the write held
+    if asks:
+        m.sent("t", request("GET", "/graphs/g:team/keys"), 2.0)  # no newer wrap for it yet
+    m.sent("t", request("GET", "/graphs/g:team/pull", after=0, limit=500), 2.1)
+    m.ran("g:team", None, None)  # the next run
+    assert rules(m) == (["client rule 5"] if found else [])

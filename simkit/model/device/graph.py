@@ -52,6 +52,7 @@ class Graph:
     discards_cut: bool = False  # a discard since the last keys answer could not reach the relay
     relay_epoch: int = 0  # the highest epoch any answer showed
     noted_epoch: int = 0  # the relay's epoch as the device keeps it
+    keys_asked: int = 0  # when it last asked for keys (tick)
     keys_owed: tuple | None = None  # (task, epoch): a pull served an op under an epoch it lacked
     held: dict[str, dict] = attrs.Factory(dict)
     history: dict[str, list[dict]] = attrs.Factory(lambda: defaultdict(list))  # held before

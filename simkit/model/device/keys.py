@@ -22,6 +22,26 @@ class KeyRules:
     discard and adopt, and whom it may trust.
     A part of ``DeviceModel`` (its state, ``graph`` and ``find`` are the model's)."""
 
+    def _ran_behind(self, graph_id: str, error: str | None) -> None:
+        """Client rule 5: a higher epoch is a signal to fetch keys before the next write. A
+        device that began a sync run behind its noted epoch with writes queued must ask
+        for keys in that run (model: any run that ended without an error; a run may ask
+        and still get no newer key, when the device is not granted it yet)."""
+        sk = self._sk(graph_id)
+        graph = self.graphs.get(sk)
+        waiting = {
+            g.sk for g in self.graphs.values() if g.queued and g.noted_epoch > max(g.keys or [0])
+        }
+        asked = graph is not None and graph.keys_asked > self._run_began
+        if error is None and sk in self._waiting & waiting and not asked:  # behind all along
+            self.find(
+                "client rule 5",
+                f"held its writes to {sk} behind epoch {graph.noted_epoch} through a sync "
+                "run without fetching keys (model: fetch keys before the next write)",
+                sk,
+            )
+        self._run_began, self._waiting = self.tick, waiting
+
     def _keys_posted(self, sk: str, request) -> None:
         """POST keys: client rule 14's gate on every wrap, and for a new epoch a post that
         covers every active device of the roster it read (wrapped or excluded)."""

@@ -89,6 +89,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self._verdicts: dict[tuple, tuple[str, str]] = {}
         self._opened: dict[str, bytes | None] = {}  # wrap -> the key it holds (keys.py)
         self._sks: dict[str, str | None] = {}  # graph ID -> storage key
+        self._run_began = 0  # the tick the device's current sync run began after
+        self._waiting: set[str] = set()  # graphs behind with writes queued as it began
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -133,6 +135,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         route, params = route_of(request)
         if route in ("get_keys", "pull") and (graph := self.graphs.get(self._sk(params["gid"]))):
             self._keys_fetched(task, graph, route)
+            if route == "get_keys":
+                graph.keys_asked = self.tick
         failed = self._failures.get(task)
         if route is None or (failed is not None and failed == signature_of(request)):
             return  # a retry sends again what was judged when it was first sent
@@ -317,6 +321,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self._failures.clear()
         self._failed_at.clear()
         self._pushes.clear()
+        self._waiting.clear()  # a boot's first run asks for keys anyway
         for graph in self.graphs.values():
             graph.unopenable.clear()
             graph.restamps.clear()
@@ -347,6 +352,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         early, as the event says; ``last_error``: ``status.lastError`` then. Client
         status fields name ``status.lastError``: a text (or nothing yet), and after a
         run that ended in an error, the text of an error."""
+        self._ran_behind(graph_id, error)
         if (error is None and last_error is None) or (isinstance(last_error, str) and last_error):
             return
         self.find(
