@@ -36,6 +36,7 @@ from simkit.fuzz.params import CAPABILITIES, GROUP
 from simkit.protocol.messages import (
     ANSWER_MALFORMATIONS,
     BOX_MALFORMATIONS,
+    INVITE_MALFORMATIONS,
     RECORD_MALFORMATIONS,
 )
 from simkit.sim import spec as S
@@ -201,17 +202,24 @@ class Recover(Step):
 
 @attrs.frozen
 class Invite(Step):
+    """A member invites a new one (``malformed``: the invite string or the box the host
+    hands back broken one way, which a conforming device refuses when invalid)."""
+
     RULE = "invite"
     by: str = DEVICE
     graph: str = attrs.field(validator=one_of(f"g:{GROUP}"))
     member: str = attrs.field(validator=safe_id)
     device: str = DEVICE
+    malformed: str | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(one_of(*BOX_MALFORMATIONS, *INVITE_MALFORMATIONS)),
+    )
 
     def creates(self) -> str:
         return self.device
 
     def action(self, now: float) -> S.Invite:
-        return S.Invite(self.by, self.graph, self.member, self.device, now)
+        return S.Invite(self.by, self.graph, self.member, self.device, now, self.malformed)
 
 
 @attrs.frozen

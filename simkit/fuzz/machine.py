@@ -29,7 +29,7 @@ from simkit.fuzz.steer import Steering
 from simkit.fuzz.steps import apply_step
 from simkit.fuzz.swarm import since_classic, swarm
 from simkit.invariants import Monitor, Violation
-from simkit.protocol.messages import BOX_MALFORMATIONS
+from simkit.protocol.messages import BOX_MALFORMATIONS, INVITE_MALFORMATIONS
 from simkit.sim.network import RELAY
 from simkit.sim.variant import HONEST, Variant
 
@@ -461,6 +461,22 @@ class WorldMachine(FaultRules, RogueRules, RuleBasedStateMachine):
         if inviters and "d1" not in self.world.slots:
             by = self.pick(data, inviters, "inviter")
             self.ceremony(A.Invite(by=by, graph="g:team", member="dave", device="d1"))
+
+    @since_classic
+    @swarm("invite")
+    @rule(
+        data=st.data(),
+        malformed=st.sampled_from((*BOX_MALFORMATIONS, *INVITE_MALFORMATIONS)),
+    )
+    def invite_malformed(self, data, malformed):
+        """dave's device is given the invite string, or handed the box by the host, broken
+        one way of the spec's tables: it refuses an invalid one and adopts nothing from it."""
+        inviters = [d for d in self.honest_devices() if "g:team" in self.graphs_of(d)]
+        if inviters and "d1" not in self.world.slots:
+            by = self.pick(data, inviters, "inviter")
+            self.ceremony(
+                A.Invite(by=by, graph="g:team", member="dave", device="d1", malformed=malformed)
+            )
 
     # -- the directory --------------------------------------------------------------------
 

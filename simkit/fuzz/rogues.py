@@ -119,6 +119,11 @@ class RogueRules:
         self.blobs.append((graph, blob))
         name, ttl = policy
         self.do(A.BlobUpload(device=device, graph=graph, blob=blob, policy=name, ttl=ttl))
+        if ttl == 1_000 and data.draw(st.booleans(), label="used after its ttl"):
+            # used once its ttl has passed, likely before a sweep: Blob, "GET, ack and
+            # DELETE of an expired blob find nothing, swept or not"
+            self.do(A.Advance(seconds=2))
+            self.do(A.BlobFetch(device=device, graph=graph, blob=blob, ack=False))
 
     @swarm("blobs")
     @rule(data=st.data(), ack=st.booleans(), delete=st.booleans())

@@ -178,7 +178,25 @@ SEALED_BOX = Table(
 )
 
 BOX_MALFORMATIONS = {m.name: m for m in malformations(SEALED_BOX)}
-"""Every way to break a recovery bundle a device imports, by name."""
+"""Every way to break a recovery bundle a device imports (or an invite's box), by name."""
+
+
+def _parts(invite: str) -> tuple[str, str]:
+    door, _, secret = invite.partition(".")
+    return door, secret
+
+
+INVITE_MALFORMATIONS = {
+    "Invite.doorCode absent": lambda i: f".{_parts(i)[1]}",
+    "Invite.keySecret absent": lambda i: f"{_parts(i)[0]}.",
+    "Invite.separator absent": lambda i: "".join(_parts(i)),
+    "Invite.keySecret wrong-type": lambda i: f"{_parts(i)[0]}.%{_parts(i)[1]}",
+    "Invite.keySecret out-of-range": lambda i: f"{_parts(i)[0]}.{_parts(i)[1][::-1]}",
+    "Invite unknown-member": lambda i: f"{i}.{_parts(i)[1]}",
+}
+"""Every way to break an invite string (Recovery bundle and invite: ``<doorCode>.<keySecret>``,
+both base64url), by name, each a function of the sound string: a member absent, not
+base64url, another secret (the box does not open under it), a third part. None is valid."""
 
 
 # -- what the relay answers a device (a relay that lies may send anything) ---------------

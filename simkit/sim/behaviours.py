@@ -21,6 +21,7 @@ from simkit.protocol.http import Refused
 from simkit.protocol.messages import (
     ANSWER_MALFORMATIONS,
     BOX_MALFORMATIONS,
+    INVITE_MALFORMATIONS,
     RECORD_MALFORMATIONS,
     REQUEST_MALFORMATIONS,
     request_shows,
@@ -255,6 +256,10 @@ def _catalogue() -> tuple[Behaviour, ...]:
     out += [
         Behaviour(f"malformed {name}", "hostile messages", f"a recovery bundle: {name}")
         for name in BOX_MALFORMATIONS
+    ]
+    out += [
+        Behaviour(f"malformed invite {name}", "hostile messages", f"an invite: {name}")
+        for name in (*BOX_MALFORMATIONS, *INVITE_MALFORMATIONS)
     ]
     out += [Behaviour(n, "situations", w) for n, w in SITUATIONS.items()]
     return tuple(out)

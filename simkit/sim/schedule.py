@@ -7,7 +7,7 @@ import attrs
 from simkit.errors import SimkitError
 from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.protocol.keyring import open_invite, open_recovery_bundle, parse_invite
-from simkit.protocol.messages import BOX_MALFORMATIONS
+from simkit.protocol.messages import BOX_MALFORMATIONS, INVITE_MALFORMATIONS
 from simkit.sim import spec as S
 from simkit.sim.adversary import ThiefDevice
 
@@ -188,11 +188,26 @@ def _invite(world, a: S.Invite) -> None:
     world.channels.to_host(door, box, secret)  # the invitee is handed the invite alone
     world.host.join(a.graph.partition(":")[2], a.member)
     slot = world.new_slot(a.member, a.device)
+    given, handed, sound = invite, box, True
+    if a.malformed in BOX_MALFORMATIONS:  # the box the host hands back
+        handed = json.loads(BOX_MALFORMATIONS[a.malformed].text(box))
+        sound = BOX_MALFORMATIONS[a.malformed].valid
+    elif a.malformed is not None:  # the string the invitee was given
+        given, sound = INVITE_MALFORMATIONS[a.malformed](invite), False
+    if a.malformed is not None:
+        world.coverage.add([f"malformed invite {a.malformed}"])
 
     async def ceremony():
         graph_id, ring = open_invite(invite, box)
-        with world.parties.importing(slot, {storage_key(graph_id, a.member): ring}, wipe=False):
-            slot.device.accept_invite(invite, box)  # only the door code went to the host
+        rings = {storage_key(graph_id, a.member): ring} if sound else {}
+        try:
+            with world.parties.importing(slot, rings, wipe=False):
+                slot.device.accept_invite(given, handed)  # only the door code went to the host
+        except SimkitError as exc:
+            if sound:
+                raise
+            # refused, as it must be: the new member's device waits for a grant instead
+            world.note("event", a.device, name="app.invite-refused", detail=str(exc))
         await world.bring_online(slot)
 
     return a.device, ceremony

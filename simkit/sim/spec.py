@@ -175,13 +175,16 @@ class Recover:
 @attrs.frozen
 class Invite:
     """``by`` invites ``member`` to ``graph`` (a group's storage key): the host adds the
-    member to the group, and the member's new ``device`` registers and opens the invite."""
+    member to the group, and the member's new ``device`` registers and opens the invite
+    (``malformed``: the invite string broken one way of ``INVITE_MALFORMATIONS`` or the
+    box one way of ``SEALED_BOX``, both in ``simkit.protocol.messages``)."""
 
     by: str
     graph: str
     member: str
     device: str
     at: float = attrs.field(validator=_at)
+    malformed: str | None = None
 
 
 @attrs.frozen

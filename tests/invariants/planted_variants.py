@@ -71,3 +71,14 @@ class AnyBundleVersion(Device):
 
 any_bundle_version = Variant("any-bundle-version", "imports a bundle of any v",
                              device=AnyBundleVersion)  # fmt: skip
+
+
+class AnyInviteBoxVersion(Device):
+    """Reads an invite's box of any ``v`` as version 1 (an absent optional check)."""
+
+    def accept_invite(self, invite: str, box: dict) -> str:
+        return super().accept_invite(invite, {**box, "v": 1} if isinstance(box, dict) else box)
+
+
+any_invite_box_version = Variant("any-invite-box-version", "opens an invite box of any v",
+                                 device=AnyInviteBoxVersion)  # fmt: skip

@@ -9,6 +9,7 @@ from simkit.fuzz.params import WorldParams
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.invariants.approval import _self_sig_verifies
 from simkit.invariants.blindness import Blindness
+from simkit.protocol.messages import BOX_MALFORMATIONS, INVITE_MALFORMATIONS
 from simkit.scenario.load import library_path, load_scenario
 from simkit.scenario.run import run_scenario
 from simkit.sim.variants import load_variant
@@ -136,3 +137,36 @@ def test_a_recovery_bundle_of_another_version_is_refused_and_adopting_it_is_caug
     assert ("a9", "app.import-refused") in names
     found = run("honest", RECOVER, f"{HERE}:any_bundle_version").violations
     assert any(v.invariant == "device-model" and "a9 adopted a key" in v.detail for v in found)
+
+
+def _invited(malformed: str) -> list[dict]:
+    return [
+        {"rule": "advance", "seconds": 20},
+        {"rule": "invite", "by": "a1", "graph": "g:team", "member": "dave", "device": "d1",
+         "malformed": malformed},
+        {"rule": "advance", "seconds": 60},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "malformed", [*INVITE_MALFORMATIONS, *(n for n, m in BOX_MALFORMATIONS.items() if not m.valid)]
+)
+def test_an_invite_broken_one_way_of_the_spec_is_refused_and_nothing_adopted(malformed):
+    """Hostile messages (issue 38): an invite string (``<doorCode>.<keySecret>``) or the
+    box the host hands back (``SEALED_BOX``) broken one way is refused by the honest
+    device, which adopts nothing from it and waits for a grant as a new member."""
+    honest = run("honest", _invited(malformed))
+    assert not honest.violations, honest.violations
+    names = [(e.actor, e.fields.get("name")) for e in honest.world.trace]
+    assert ("d1", "app.invite-refused") in names
+    assert f"malformed invite {malformed}" in honest.world.coverage.counts
+
+
+def test_an_invite_box_of_another_version_opened_anyway_is_caught():
+    """The planted break: a device that reads an invite box of any ``v`` as version 1
+    adopts its keys, which the device model finds (keys come from a wrap served, a bundle
+    or an invite it could open)."""
+    found = run("honest", _invited("SealedBox.v out-of-range"), f"{HERE}:any_invite_box_version")
+    assert any(
+        v.invariant == "device-model" and "d1 adopted a key" in v.detail for v in found.violations
+    )

@@ -407,3 +407,19 @@ def test_client_rule_5_a_higher_epoch_makes_it_fetch_keys_before_its_next_write(
     m.sent("t", request("GET", "/graphs/g:team/pull", after=0, limit=500), 2.1)
     m.ran("g:team", None, None)  # the next run
     assert rules(m) == (["client rule 5"] if found else [])
+
+
+@pytest.mark.parametrize(("dequeued", "found"), [(True, []), (False, ["the queue"])])
+def test_the_queue_a_queued_write_is_the_version_held(dequeued, found):
+    m = model()
+    keyed(m)
+    rostered(m)
+    mine = record("r0", T0, "alice")
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
+    theirs = record("r0", T0 + 20)
+    pulled(m, [op(theirs, 1)])  # a newer copy wins (client rule 3)
+    queue = {(SK, "r0"): None} if dequeued else {}
+    m.committed(
+        Changes(held={(SK, "r0"): theirs}, queued=queue, cursors={("g:team", (), ()): 1}), CLOCK
+    )
+    assert rules(m) == found

@@ -52,6 +52,10 @@ class WriteRules:
                 self._applied(graph, rid, old, new)
         if queued is None and queued_before is not None:
             self._dequeued(graph, rid, queued_before, new)
+        elif queued is not None and new != queued and self._importing is None:
+            self.find("the queue", f"kept its queued write of {rid} in {sk} at {queued.get('at')} "
+                      f"while it holds {at_text(new)} (model: a queued write is the version "
+                      "held; one replaced leaves the queue)", sk, [rid])  # fmt: skip
         if written and queued_before is None:
             graph.before[rid] = old
         if written:
