@@ -24,6 +24,23 @@ async def test_k_and_sh_are_sent_only_when_the_app_opts_in():
 
 
 @virtual
+async def test_a_write_to_a_graph_the_device_does_not_follow_yet_follows_it_and_syncs():
+    """Local writes: a write is queued to be pushed, so a device that writes to a graph
+    it does not follow yet (its member's, held under a key it was granted) subscribes
+    to it first; otherwise no sync run would ever push it."""
+    world = World()
+    a1 = await world.registered("alice", "a1")
+    b1 = await world.registered("bob", "b1")
+    assert await a1.bootstrap("g:team")  # b1 is wrapped to, but follows nothing
+    assert "g:team" not in b1.graphs()
+    b1.put("g:team", "first", "note", {"t": "from b1"})
+    assert "g:team" in b1.graphs()
+    await world.sync_all()
+    assert b1.pending("g:team") == 0
+    assert a1.get("g:team", "first")["data"] == {"t": "from b1"}
+
+
+@virtual
 async def test_filtered_subscriptions_have_their_own_cursor_and_see_only_matches():
     world = World()
     a1 = await world.registered("alice", "a1", config=META)

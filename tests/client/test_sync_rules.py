@@ -301,3 +301,33 @@ async def test_rule5_a_keys_read_the_relay_refused_is_due_again_before_the_next_
     await b1.sync()
     team_requests = [(m, p) for m, p, _ in b1.transport.sent if "/g:team/" in p]
     assert team_requests[0] == ("GET", "/graphs/g:team/keys")
+
+
+@virtual
+async def test_rule9_a_restamped_write_that_the_copy_kept_aside_outranks_leaves_the_queue():
+    """Client rules 9 and 3: b1 (clock an hour ahead) writes n1; its push is refused
+    for once (403), so its pull brings a1's newer-by-the-relay but older-by-b1 copy,
+    kept aside. Its next push is refused as rev-too-far-ahead: the re-stamp falls below
+    the copy kept aside, so that copy wins, and the write leaves the queue for good
+    (pushed again, it would overwrite the winner)."""
+    world = World()
+    a1, b1 = await team(world, *PAIR)
+    a1.clock.offset_ms = 50_000  # within maxRevSkew: its writes land as stamped
+    b1.clock.offset_ms = 60 * 60 * 1000
+    b1.put("g:team", "n1", "note", {"t": "bob's"})
+    theirs = a1.put("g:team", "n1", "note", {"t": "alice's"})
+    await a1.sync()
+    refused = []
+
+    def once(request):
+        if request.path.endswith("/push") and not refused:
+            refused.append(request)
+            return unavailable(403)
+
+    b1.transport.fail = once
+    await b1.sync()  # push refused, pull keeps alice's copy aside
+    await b1.sync()  # rev-too-far-ahead: the re-stamp loses to the copy kept aside
+    assert b1.get("g:team", "n1") == theirs
+    assert b1.pending("g:team") == 0
+    await world.sync_all()
+    assert world.relay.state.graphs["g:team"].records["n1"].rev == theirs["at"]
