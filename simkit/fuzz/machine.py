@@ -457,10 +457,7 @@ class WorldMachine(FaultRules, RogueRules, RuleBasedStateMachine):
     @rule(data=st.data())
     def invite(self, data):
         """A member invites a new member, dave, to the group: dave's device opens the invite."""
-        inviters = [d for d in self.honest_devices() if "g:team" in self.graphs_of(d)]
-        if inviters and "d1" not in self.world.slots:
-            by = self.pick(data, inviters, "inviter")
-            self.ceremony(A.Invite(by=by, graph="g:team", member="dave", device="d1"))
+        self._invite(data, None)
 
     @since_classic
     @swarm("invite")
@@ -471,6 +468,9 @@ class WorldMachine(FaultRules, RogueRules, RuleBasedStateMachine):
     def invite_malformed(self, data, malformed):
         """dave's device is given the invite string, or handed the box by the host, broken
         one way of the spec's tables: it refuses an invalid one and adopts nothing from it."""
+        self._invite(data, malformed)
+
+    def _invite(self, data, malformed: str | None) -> None:
         inviters = [d for d in self.honest_devices() if "g:team" in self.graphs_of(d)]
         if inviters and "d1" not in self.world.slots:
             by = self.pick(data, inviters, "inviter")

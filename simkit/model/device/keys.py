@@ -24,9 +24,9 @@ class KeyRules:
 
     def _ran_behind(self, graph_id: str, error: str | None) -> None:
         """Client rule 5: a higher epoch is a signal to fetch keys before the next write. A
-        device that began a sync run behind its noted epoch with writes queued must ask
-        for keys in that run (model: any run that ended without an error; a run may ask
-        and still get no newer key, when the device is not granted it yet)."""
+        device that began a sync run behind its noted epoch with writes queued, and ended
+        it so, must have asked for keys in that run (model: a run that ended without an
+        error; asking may still bring no newer key, when the device is not granted it)."""
         sk = self._sk(graph_id)
         graph = self.graphs.get(sk)
         waiting = {
