@@ -38,9 +38,11 @@ class FaultRules:
         if not choices:
             return
         # the once-per-world ceremonies (a9 recovers, dave joins, a theft) come up less
-        # often than a link or a rotation: twice the weight here
+        # often than a link or a rotation: twice the weight here, a theft (offered by
+        # the adversary's examples alone) five times
         once = [c for c in choices if isinstance(c, A.Recover | A.Invite | A.Steal)]
-        step = self.pick(data, choices + once, "ceremony")
+        thefts = [c for c in choices if isinstance(c, A.Steal)] * 3
+        step = self.pick(data, choices + once + thefts, "ceremony")
         if isinstance(step, A.Link):
             self.links += 1
         self.do(A.Interrupt(ceremony=step, requests=requests, before=before, fault=fault))

@@ -11,13 +11,23 @@ from simkit.fuzz import rogue
 from simkit.fuzz.params import RECORDS
 from simkit.fuzz.swarm import since_classic, swarm
 from simkit.model.requests import requests
-from simkit.protocol.messages import RECORD_MALFORMATIONS
+from simkit.protocol.messages import RECEIVED_RECORD, RECORD_MALFORMATIONS
 from simkit.sim.clock import relay_time_ms
 from simkit.sim.forge import HOWS
 
-# an absent member comes up three times as often as another malformation: a receiver that
-# reads "absent" as "nothing to check" (no `s`, no `d`) accepts what it must refuse
-MALFORMED = tuple(m for m in RECORD_MALFORMATIONS for _ in range(3 if m.endswith(" absent") else 1))
+
+def _weight(name: str) -> int:
+    """An absent member comes up three times as often as another malformation, an
+    optional one (``s``, ``d``, ``deleted``) eight times: a receiver that reads an
+    optional member's absence as "nothing to check" accepts what it must refuse."""
+    m = RECORD_MALFORMATIONS[name]
+    if m.kind != "absent":
+        return 1
+    table = next(t for t in RECEIVED_RECORD if t.name == m.message)
+    return 3 if next(f for f in table.fields if f.name == m.field).required else 8
+
+
+MALFORMED = tuple(m for m in RECORD_MALFORMATIONS for _ in range(_weight(m)))
 BLOB_POLICIES = (("retain", None), ("transport", None), ("ephemeral", 1_000), ("ephemeral", 90_000))
 
 

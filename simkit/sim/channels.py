@@ -1,11 +1,11 @@
 """What leaves a device, by who receives it (the ``secrecy`` invariant judges it).
 
-The relay gets every request's bytes; the host of an invite gets its door code and
-the sealed box behind it (the key secret stays in the invite string the invitee is
-handed); whoever holds a recovery bundle without its passphrase gets the bundle; the
-other device of a pairing sees the code the user reads out. Each is kept here as it
-leaves, until the invariant has judged it (the relay's bytes are kept only that long:
-a long run's memory stays flat).
+The relay gets the bytes of every request a device sends (not a rogue's raw ones);
+the host of an invite gets its door code and the sealed box behind it (the key secret
+stays in the invite string the invitee is handed); whoever holds a recovery bundle
+without its passphrase gets the bundle; the other device of a pairing sees the code
+the user reads out. Each is kept here as it leaves, until the invariant has judged it
+(the relay's bytes are kept only that long: a long run's memory stays flat).
 """
 
 import attrs
