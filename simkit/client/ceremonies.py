@@ -52,7 +52,7 @@ class Ceremonies:
         noted = {g: m["latest"] for g, m in self.store.rows("graphs").items() if "latest" in m}
         for prefix in ("records:", "queue:", "refused:", "shadow:"):
             self.store.drop_tables(prefix)
-        for table in ("cursor", "log", "graphs", "subs"):
+        for table in ("cursor", "pulled", "log", "graphs", "subs"):
             self.store.drop_tables(table)
         for graph_id, epoch in sorted(noted.items()):
             self.note_epoch(graph_id, epoch)

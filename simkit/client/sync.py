@@ -293,6 +293,10 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
                 )
             cursor = max(cursor, answer["cursor"])
         device.store.put("cursor", sub_key, cursor)
+        # a whole pull (to the relay's end, nothing stopped): the relay's counter was the
+        # cursor, so a log entry beyond it came later and excuses none before it (F26)
+        whole = stopped_at is None and not answer["more"]
+        device.store.put("pulled", sub_key, {"cursor": cursor, "whole": whole})
         device.store.commit()  # the applied batch and its cursor become durable together
         if stopped_at is not None or not pages.another(after, cursor, answer["more"]):
             _cut_short(device, pages)
@@ -499,7 +503,12 @@ async def verify_log(device, graph_id: str) -> None:
             break
         after = end
     _cut_short(device, pages)
-    moved = frozenset(e["recordId"] for e in entries if e["seq"] > served)
+    # A record with a later entry beyond the seq served may have moved past a pull that
+    # stopped early, which was then never served its older version (F8); after a whole
+    # pull to that seq no record could have (docs/findings.md, F26).
+    pulled = device.store.get("pulled", graph_id)
+    whole = pulled is not None and pulled["whole"] and pulled["cursor"] == served
+    moved = frozenset() if whole else frozenset(e["recordId"] for e in entries if e["seq"] > served)
     # A read cut short (its page limit, or the relay out of reach) folds only what it
     # read, and leaves unjudged an entry whose record may have moved beyond it
     # (docs/findings.md, F8 and F10).

@@ -2,10 +2,12 @@
 never stops paging ends its run with a clear error, never loops for ever."""
 
 import functools
+import json
 
 from simkit.client import sync
 from simkit.client.paging import MAX_PAGES, Pages
 from simkit.protocol.logchain import CHECKPOINT_STRIDE, log_genesis, log_step
+from simkit.relay import Response
 from tests.client.world import (
     PAIR,
     RecordingTransport,
@@ -167,3 +169,37 @@ async def test_a_log_read_the_relay_stops_answering_keeps_what_it_read():
     b1.transport.fail = None
     await b1.sync("g:team")
     assert b1.log_state("g:team").state == "ok"
+
+
+@virtual
+async def test_after_a_whole_pull_a_later_entry_excuses_no_earlier_one():
+    """F26 (docs/findings.md): log check (1) excuses an entry whose record has a later
+    entry beyond the seq served only while the pull may have stopped before the relay's
+    end (F8). Here the relay withholds r from b1's pulls, each answered to its end (no
+    ``more``) at the seq of a1's first write of r, and a1 writes r again: the log lists
+    both versions. After a whole pull the later entry came after it: b1 alarms at once."""
+    world = World()
+    a1, b1 = await team(world, *PAIR)
+    await b1.sync("g:team")
+    a1.put("g:team", "r", "note", {"v": 1})
+    await a1.sync("g:team")
+    served = b1.store.get("cursor", "g:team", 0) + 1  # a1's write: the relay's end now
+    answer = json.dumps({"ops": [], "cursor": served, "more": False, "epoch": 1}).encode()
+
+    def withholding(request):
+        if request.path == "/graphs/g:team/pull":
+            return Response(200, {"content-type": "application/json"}, answer)
+        return None
+
+    b1.transport.fail = lambda request: (
+        unavailable(503) if request.path.endswith("/log") else withholding(request)
+    )
+    await b1.sync("g:team")  # pulled to the end; its log read finds the relay out of reach
+    assert b1.store.get("pulled", "g:team") == {"cursor": served, "whole": True}
+    a1.put("g:team", "r", "note", {"v": 2})
+    await a1.sync("g:team")  # r moves beyond what b1 was served
+    b1.transport.fail = withholding
+    await b1.sync("g:team")
+    state = b1.log_state("g:team")
+    assert state.state == "alarm"
+    assert f"log entry seq {served} names 'r'" in state.alarm

@@ -65,6 +65,7 @@ class Graph:
     served_by_record: dict[str, list[Served]] = attrs.Factory(lambda: defaultdict(list))
     bounds: dict[Subscription, int] = attrs.Factory(dict)  # the furthest cursor served
     counter: int = 0  # the highest cursor any answer gave: the relay's counter is at least
+    whole: set[int] = attrs.Factory(set)  # unfiltered cursors an exhausted pull reached
     rosters: list[tuple[int, int, dict]] = attrs.Factory(list)  # (tick, boot, entries)
     keygaps: dict = attrs.Factory(dict)  # the last keygaps answer's entries
     pushes: list[tuple[int, int, int, dict]] = attrs.Factory(list)  # (tick, n, sent, answer)

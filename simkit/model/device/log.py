@@ -83,11 +83,13 @@ class LogSeen:
             self._heads[boundary] = head
         return self._heads[boundary]
 
-    def unserved(self, served: int, held: dict, refused: dict) -> str | None:
+    def unserved(self, served: int, held: dict, refused: dict, whole: bool = False) -> str | None:
         """Log check (1) up to the seq served: an entry naming a record the device neither
         holds at that rev or newer nor refused, unless a later entry names the record
-        (the relay serves a record's current version only)."""
-        later = {record for seq, (record, _) in self.entries.items() if seq > served}
+        (the relay serves a record's current version only) and the device's pull may have
+        stopped before the relay's end (``whole``: it reached it at ``served``, so a later
+        entry came after the pull)."""
+        later = set() if whole else {r for seq, (r, _) in self.entries.items() if seq > served}
         for seq, (record, rev) in sorted(self.entries.items()):
             if seq > served:
                 break

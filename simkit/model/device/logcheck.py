@@ -58,7 +58,7 @@ class LogRules:
         if graph.log.contradictions:
             return graph.log.contradictions[-1]
         served = graph.cursors.get((graph.gid, UNFILTERED, UNFILTERED), 0)
-        unserved = graph.log.unserved(served, graph.held, graph.refused)
+        unserved = graph.log.unserved(served, graph.held, graph.refused, served in graph.whole)
         if unserved is not None:
             return unserved
         return self._checkpoint_differs(graph)

@@ -57,6 +57,10 @@ class ReceiveRules:
         if isinstance(cursor, int):
             furthest = max(furthest, cursor)
         graph.bounds[sub] = max(graph.bounds.get(sub, 0), furthest)
+        if sub[1:] == (UNFILTERED, UNFILTERED) and answer.get("more") is not True:
+            # the relay's end: a log entry beyond it came later, so it cannot excuse an
+            # earlier entry of its record not served (log check (1); docs/findings.md, F26)
+            graph.whole.add(furthest)
 
     def _forget_served(self, graph: Graph, sub, after: int, end: int) -> None:
         """A page tells a subscription's whole view over (after, end]: what was served
@@ -89,6 +93,8 @@ class ReceiveRules:
         before = graph.cursors.get(sub, 0)
         if cursor is None:
             graph.cursors.pop(sub, None)
+            if sub[1:] == (UNFILTERED, UNFILTERED):
+                graph.whole.clear()  # wiped: what was pulled before says nothing now
             return
         graph.cursors[sub] = cursor
         if cursor <= before:
