@@ -1,6 +1,7 @@
 """What leaves a device, by who receives it (the ``secrecy`` invariant judges it).
 
-The relay gets the bytes of every request a device sends (not a rogue's raw ones);
+The relay gets the bytes of every request a device sends, as it leaves (a rogue's raw
+requests take another transport);
 the host of an invite gets its door code and the sealed box behind it (the key secret
 stays in the invite string the invitee is handed); whoever holds a recovery bundle
 without its passphrase gets the bundle; the other device of a pairing sees the code

@@ -16,7 +16,6 @@ class Foreign:
         self._raw = None  # the transport of raw requests (``send_raw``)
         self.tasks: set = set()  # tasks of non-conforming clients (``client``)
         self.requests: dict = {}  # id -> a request such a client has on its way
-        self.raw_arriving = False  # a raw request is reaching the relay (``send_raw``)
 
     async def send_raw(self, request) -> None:
         """A request from a client outside the simulated fleet (a rogue device speaking
@@ -27,11 +26,7 @@ class Foreign:
         would blur; the network's faults are the fleet's to meet."""
         if self._raw is None:
             self._raw = self.world.network.transport("rogue")
-        self.raw_arriving = True  # it arrives within this call (no latency, no await)
-        try:
-            self._raw.send_direct(request)
-        finally:
-            self.raw_arriving = False
+        self._raw.send_direct(request)
 
     @contextlib.contextmanager
     def client(self, device_id: str):

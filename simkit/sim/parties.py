@@ -85,6 +85,9 @@ class Link:
     async def send(self, request, /, **fields):
         await self._trip(before=True)
         oracle, world = self._oracle, self._world
+        # what leaves the device for the relay, for ``secrecy`` (a rogue's raw requests
+        # take another transport: they left no device and hold nothing a device has)
+        world.channels.to_relay(f"{request.path}?{request.query}".encode() + request.body)
         if oracle is not None:
             oracle.sent(self._device_id, request)
         foreign = world.foreign.running()

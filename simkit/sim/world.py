@@ -249,9 +249,7 @@ class World:
 
     def _serve(self, request):
         """The relay as the network reaches it (the adversary's wrapper), counting what
-        each answer exercised (a rogue's raw request left no device: not for ``secrecy``)."""
-        if not self.foreign.raw_arriving:
-            self.channels.to_relay(f"{request.path}?{request.query}".encode() + request.body)
+        each answer exercised."""
         response = self.adversary.handle(request)
         self.coverage.add(relay_labels(request, response))
         if self.versions.release:
