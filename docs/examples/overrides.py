@@ -157,11 +157,11 @@ wider_quota_margin = Variant(
 seq_from_the_log = Variant("seq-from-the-log", "seq as MAX(seq)+1", relay=SeqFromTheLog)
 drops_shards = Variant(
     "drops-shards", "the relay does not keep shard labels", relay=DropsShards,
-    changes=("pull rules", "push rules"),
+    changes=("push: metadata",),
 )  # fmt: skip
 cursor_at_last_op = Variant(
     "cursor-at-last-op", "an exhausted page's cursor stays at its last op",
-    relay=CursorAtLastOp, changes=("pull rules",),
+    relay=CursorAtLastOp, changes=("pull: pages", "log: never filtered"),
 )  # fmt: skip
 names_the_missing = Variant(
     "names-the-missing", "a rotation excludes whoever it does not wrap to",
@@ -169,7 +169,7 @@ names_the_missing = Variant(
 )  # fmt: skip
 revoke_keeps_wraps = Variant(
     "revoke-keeps-wraps", "revoke leaves the device's wraps in place", relay=RevokeKeepsWraps,
-    changes=("revoke",),
+    changes=("devices: revoke",),
 )  # fmt: skip
 inactive_members_stay = Variant(
     "inactive-members-stay", "a deactivated member still belongs to its groups",
@@ -181,7 +181,7 @@ revoked_stay_eligible = Variant(
 )  # fmt: skip
 forgets_at_half = Variant(
     "forgets-at-half", "a transport blob goes once half the members acked",
-    relay=ForgetsAtHalf, changes=("blobs:", "sweeper"),
+    relay=ForgetsAtHalf, changes=("blobs: ack", "blobs: sweep", "blob states"),
 )  # fmt: skip
 accepts_any_author = Variant(
     "accepts-any-author", "receivers do not check r.by", device=AcceptsAnyAuthor,

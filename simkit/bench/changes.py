@@ -109,7 +109,7 @@ wider_skew = Variant(
 )  # fmt: skip
 no_rotation_owed = Variant(
     "no-rotation-owed", "revoke flags no graph for rotation", relay=NoRotationOwed,
-    changes=("rotationOwedFor", "rotationRequired"),
+    changes=("devices: revoke",),
 )  # fmt: skip
 last_of_equals = Variant(
     "last-of-equals", "the relay keeps the last of equal revs", relay=KeepsLastOfEquals,

@@ -139,7 +139,18 @@ def outcome(chunk: Chunk, result: FuzzResult) -> dict:
         "shrink_attempts": result.shrink_attempts,
         "shrinking": result.shrinking,
         "failure": result.failure,
+        "attribution": result.attribution and result.attribution.to_json(),
         "reproducer": repro and repro.to_json(),
+        # failures the base has too (present without the change): the base's run each
+        "base_findings": [
+            {
+                "failure": f.failure,
+                "reproducer": f.reproducer.to_json(),
+                "attribution": f.attribution.to_json(),
+                "found_after": f.found_after,
+            }
+            for f in result.base_findings
+        ],
         "error": result.error,
         "coverage": dict(sorted(result.coverage.counts.items())),
         "worlds": result.coverage.worlds,

@@ -21,6 +21,7 @@ from simkit.campaign.cluster import LOCAL_STOP, DaskCluster, LocalPool
 from simkit.campaign.findings import Finding, Findings, key_of
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.fuzz import corpus
+from simkit.fuzz.attribution import STACK
 from simkit.fuzz.mutants import Mutant
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.realtime import wall_clock
@@ -113,6 +114,8 @@ class Campaign:
     lost: list[dict] = attrs.Factory(list)  # chunks whose workers kept dying
     known: list[dict] = attrs.Factory(list)  # known findings replayed first
     findings: Findings = attrs.Factory(Findings)
+    # failures met under a change that the base has too: the stack's, not the change's
+    base_findings: Findings = attrs.Factory(Findings)
     coverage: Coverage = attrs.Factory(Coverage)
     reached: list[tuple[float, int]] = attrs.Factory(list)  # behaviours reached over time
     interrupted: bool = False
@@ -157,11 +160,13 @@ def run_campaign(
     def now() -> float:
         return wall_clock() - start
 
-    def record(finding: Finding) -> None:
-        kept = campaign.findings.add(finding)
+    def record(finding: Finding, base: bool = False) -> None:
+        kept = (campaign.base_findings if base else campaign.findings).add(finding)
         if kept is not None and kept.reproducer is not None and plan.corpus and not plan.mutants:
             repro = Reproducer.from_json(kept.reproducer)
             kept.path = str(corpus.add(plan.corpus, repro, kept.key.stem))
+        if base:
+            return  # the search goes on: it is looking for the change's own
         if kept is finding:
             found(campaign, finding)
             if plan.stop_on_failure and not campaign.stopped:
@@ -264,11 +269,24 @@ def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, lost, 
         ran = Exercise.from_json(outcome["exercise"])
         campaign.exercise.setdefault(outcome["target"], Exercise()).merge(ran)
     campaign.reached.append((at, len(campaign.coverage.reached)))
+    for base in outcome.get("base_findings", ()):
+        if campaign.plan.variants == (None,):  # a campaign of the protocol as specified:
+            base["attribution"]["verdict"] = STACK  # its neighbouring versions' chunks
+            key = key_of(HONEST.name, base["failure"], base["reproducer"])  # find its own
+            record(Finding(key, base["failure"], base["reproducer"], outcome["index"], at,
+                           base["found_after"], attribution=base["attribution"]))  # fmt: skip
+            continue
+        target = base["attribution"]["base"]
+        key = key_of(target, base["failure"], base["reproducer"])
+        found = Finding(key, base["failure"], base["reproducer"], outcome["index"], at,
+                        base["found_after"], attribution=base["attribution"])  # fmt: skip
+        record(found, base=True)
     if outcome["failure"] is not None:
         key = key_of(outcome["target"], outcome["failure"], outcome["reproducer"])
         record(
             Finding(
                 key, outcome["failure"], outcome["reproducer"], outcome["index"], at,
                 outcome["found_after"], outcome["first_steps"], outcome["shrinking"],
+                attribution=outcome.get("attribution"),
             )
         )  # fmt: skip

@@ -15,7 +15,7 @@ import re
 
 import attrs
 
-_VOLATILE = re.compile(r"[\w:+/=.-]*\d[\w:+/=.-]*")
+from simkit.fuzz.corpus import shape
 
 
 @attrs.frozen(order=True)
@@ -30,11 +30,6 @@ class Key:
         """A file name for the finding's reproducer."""
         name = "-".join([self.target.rpartition(":")[2], self.machine, self.invariant])
         return f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}-{self.signature}"
-
-
-def shape(text: str) -> str:
-    """A failure's message with what changes from run to run blanked out."""
-    return _VOLATILE.sub("#", text.splitlines()[0] if text else "")
 
 
 def key_of(target: str, failure: str, reproducer: dict | None) -> Key:
@@ -60,6 +55,7 @@ class Finding:
     shrinking: str | None = None  # how shrinking of the best run ended
     hits: int = 1  # how many chunks (and known findings) found it
     path: str | None = None  # where its reproducer was written
+    attribution: dict | None = None  # whose it is (simkit.fuzz.attribution), as JSON
 
     @property
     def steps(self) -> int | None:

@@ -17,8 +17,9 @@ import attrs
 from simkit.campaign.cluster import local_pool
 from simkit.campaign.driver import Campaign, Plan, run_campaign
 from simkit.campaign.findings import Finding
+from simkit.fuzz.attribution import CAUSED, Attribution
 from simkit.fuzz.reproducer import Reproducer
-from simkit.fuzz.runner import Budget, FuzzResult, shrink_found
+from simkit.fuzz.runner import Budget, FuzzResult, keep_aside, shrink_found
 from simkit.fuzz.shrink import Target
 from simkit.realtime import wall_clock
 from simkit.sim.costs import Costs
@@ -38,6 +39,7 @@ def fuzz_on_cores(
     out: str | Path | None = None,
     progress: Callable[[FuzzResult], None] = lambda result: None,
     written: Callable[[FuzzResult], None] = lambda result: None,
+    based: Callable[[FuzzResult], None] = lambda result: None,
     release: frozenset = frozenset(),
     base_ref: str | None = None,
     neighbours: tuple[str, str] | None = None,
@@ -46,7 +48,8 @@ def fuzz_on_cores(
     """Fuzz ``variant_ref`` (None: the protocol as specified) on ``workers`` processes
     until the budget ends or a chunk finds a violation, then shrink it on as many.
     ``release``, ``base_ref`` and ``neighbours`` as ``simkit.fuzz.runner.fuzz`` takes
-    them (by reference: each worker loads them)."""
+    them (by reference: each worker loads them); ``based`` as ``fuzz`` calls it, as each
+    failure the base has too arrives."""
     start = wall_clock()
     plan = Plan(
         seconds=seconds, seed=seed, variants=(variant_ref,), max_steps=max_steps,
@@ -60,9 +63,22 @@ def fuzz_on_cores(
         result.release = ("mix", "rollout")
         result.base = f"{neighbours[0]} to it, and it to {neighbours[1]} (every third chunk)"
     target: list[Target] = []
+    taken: set = set()  # the campaign's base findings already in ``result``
+
+    def kept_aside(campaign: Campaign) -> None:
+        """Take the campaign's new failures of the base into ``result``."""
+        for finding in campaign.base_findings:
+            if finding.key not in taken:
+                taken.add(finding.key)
+                repro = Reproducer.from_json(finding.reproducer)
+                attribution = Attribution.from_json(finding.attribution)
+                when = finding.found_after or finding.found_at
+                keep_aside(result, finding.failure, repro, attribution, when, out)
+                based(result)
 
     def running(campaign: Campaign) -> None:
         _count(result, campaign)
+        kept_aside(campaign)
         progress(result)
 
     def found(campaign: Campaign, finding: Finding) -> None:
@@ -72,12 +88,15 @@ def fuzz_on_cores(
         result.found_after = finding.found_at
         result.first_steps = finding.first_steps
         result.failure = finding.failure
+        result.attribution = Attribution.from_json(finding.attribution)
         if finding.reproducer is None:
             return  # it broke before its world existed: nothing to replay
         repro = attrs.evolve(Reproducer.from_json(finding.reproducer), fuzz_seed=seed)
         result.reproducer = repro
         error = next(o["error"] for o in campaign.outcomes if o["index"] == finding.chunk)
-        target.append(Target.of(repro) if repro.violations else Target(None, error))
+        change = result.attribution is not None and result.attribution.verdict == CAUSED
+        target.append(Target.of(repro, change=change) if repro.violations
+                      else Target(None, error, change))  # fmt: skip
         if out is not None:
             repro.write(out)
             written(result)
@@ -85,6 +104,7 @@ def fuzz_on_cores(
     with local_pool(workers) as pool:
         campaign = run_campaign(plan, pool, running, found)
     _count(result, campaign)
+    kept_aside(campaign)
     result.interrupted = campaign.interrupted and result.failure is None
     result.invariants = sorted({name for o in campaign.outcomes for name in o["invariants"]})
     for outcome in campaign.outcomes:

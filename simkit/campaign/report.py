@@ -77,6 +77,7 @@ def summary(campaign: Campaign) -> dict:
         "behaviours": campaign.coverage.to_json(),
         "reached_over_time": campaign.reached,
         "findings": [f.to_json() for f in campaign.findings],
+        "base_findings": [f.to_json() for f in campaign.base_findings],
         "known": campaign.known,
         "outcomes": [{k: o.get(k) for k in _OUTCOME_FIELDS} for o in outcomes],
     }
@@ -96,6 +97,11 @@ def verdict(campaign: Campaign) -> str:
     count = len(campaign.findings)
     if count:
         return f"{count} finding{'s' * (count != 1)}"
+    if campaign.base_findings:
+        return (
+            f"present without the change: {len(campaign.base_findings)} failure(s) of the "
+            "base, none caused by the change"
+        )
     return NEVER if campaign.unexercised else "no violation"
 
 
@@ -162,6 +168,9 @@ def dashboard(data: dict) -> str:
     else:
         out.append(table(findings_table(data)))
         out += [_finding_html(f) for f in data["findings"]]
+        if data["base_findings"]:
+            out.append(table(findings_table(data, base=True)))
+            out += [_finding_html(f) for f in data["base_findings"]]
         out.append(table(targets_table(data)))
     if data["known"]:
         out.append(table(known_table(data)))
@@ -228,34 +237,39 @@ def situations_table(data: dict) -> Table:
     return Table("Situations", note, ("situation", "clause", "per 1,000 worlds", "floor"), rows)
 
 
-def findings_table(data: dict) -> Table:
+def findings_table(data: dict, base: bool = False) -> Table:
+    """The findings (``base``: the failures met under a change that the base has too)."""
+    listed = data["base_findings"] if base else data["findings"]
     rows = [
         (
             f["target"], f["machine"], f["invariant"], f["failure"].splitlines()[0],
             "" if f["steps"] is None else str(f["steps"]), f"{f['found_at']:.1f} s",
-            str(f["hits"]), f.get("reproducer_file") or f.get("path") or "",
+            str(f["hits"]), (f.get("attribution") or {}).get("verdict", "the stack's"),
+            f.get("reproducer_file") or f.get("path") or "",
         )
-        for f in data["findings"]
+        for f in listed
     ]  # fmt: skip
+    if base:
+        note = (
+            "Failures met while fuzzing a change that the same world and steps also break on "
+            "the base (the change's own search went on past them): the stack's, each kept in "
+            "a reproducer of the base's run."
+        )
+        return Table("Present without the change", note, HEADER, rows)
     note = (
         "Each distinct failure once, with its shortest reproducer (replay: simkit replay FILE). "
         "Found at: campaign seconds when a chunk first sent it back; hits: how many chunks "
-        "(and known findings) found it."
+        "(and known findings) found it; whose: caused by the change (the base holds on its "
+        "steps), or the stack's (no change fuzzed)."
         if rows
         else "No invariant broke in any chunk"
         + (" (what each change exercised: What ran, below)." if data["change"] else ".")
     )
-    header = (
-        "target",
-        "machine",
-        "invariant",
-        "failure",
-        "steps",
-        "found at",
-        "hits",
-        "reproducer",
-    )
-    return Table("Findings", note, header, rows)
+    return Table("Findings", note, HEADER, rows)
+
+
+HEADER = ("target", "machine", "invariant", "failure", "steps", "found at", "hits", "whose",
+          "reproducer")  # fmt: skip
 
 
 def _finding_html(finding: dict) -> str:

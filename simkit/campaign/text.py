@@ -21,7 +21,8 @@ def progress_line(state: Campaign) -> str:
 def finding_lines(finding: Finding) -> list[str]:
     """A new finding, the moment a chunk sends it back, and where its reproducer is."""
     key = finding.key
-    line = f"FINDING {key.invariant} on {key.target} ({key.machine}): "
+    whose = f", {finding.attribution['verdict']}" if finding.attribution else ""
+    line = f"FINDING {key.invariant} on {key.target} ({key.machine}{whose}): "
     line += finding.failure.splitlines()[0]
     return [line, f"  reproducer: {finding.path}"] if finding.path else [line]
 
@@ -67,13 +68,33 @@ def summary_lines(result: Campaign) -> list[str]:
     if result.plan.mutants:
         return lines + _mutation_lines(result)
     if not result.findings:
-        return [*lines, NEVER if result.unexercised else "no violation"]
+        verdict = NEVER if result.unexercised else "no violation"
+        if result.base_findings:
+            verdict = f"{verdict} caused by the change"
+        return [*lines, *_base_lines(result), verdict]
     lines.append(f"{len(result.findings)} distinct findings:")
     for f in result.findings:
+        whose = f" [{f.attribution['verdict']}]" if f.attribution else ""
         lines.append(
             f"  {f.key.invariant} on {f.key.target} ({f.key.machine}), {f.steps} steps, "
-            f"{f.hits} hits: {f.failure.splitlines()[0]}"
+            f"{f.hits} hits{whose}: {f.failure.splitlines()[0]}"
         )
+        if f.path:
+            lines.append(f"    replay with: simkit replay {f.path}")
+    return lines + _base_lines(result)
+
+
+def _base_lines(result: Campaign) -> list[str]:
+    """Failures met under a change that the base has too: the stack's, each once."""
+    if not result.base_findings:
+        return []
+    lines = [
+        f"PRESENT WITHOUT THE CHANGE: {len(result.base_findings)} distinct failures the base "
+        "fails on too (the stack's, not the change's):"
+    ]
+    for f in result.base_findings:
+        lines.append(f"  {f.key.invariant} on {f.key.target}, {f.hits} hits: "
+                     f"{f.failure.splitlines()[0]}")  # fmt: skip
         if f.path:
             lines.append(f"    replay with: simkit replay {f.path}")
     return lines

@@ -14,6 +14,7 @@ from simkit.cli import (  # noqa: F401 (they register)
     fuzzing,
     mutation,
     reviewing,
+    rules,
     scenarios,
     wire,
 )

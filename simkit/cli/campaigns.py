@@ -7,6 +7,7 @@ import click
 
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
+from simkit.cli.exits import FINDING, without_finding
 from simkit.cli.terminal import Status, echo_lines
 
 
@@ -142,5 +143,7 @@ def campaign(
         failed = data["mutation"]["killed"] < data["mutation"]["mutants"]
     else:
         failed = bool(result.findings)
-    no_verdict = not failed and bool(result.unexercised)
-    sys.exit(1 if failed else 130 if result.interrupted else 3 if no_verdict else 0)
+    if failed:
+        sys.exit(FINDING)
+    base_only = bool(result.base_findings)
+    sys.exit(without_finding(result.interrupted, base_only, result.unexercised))

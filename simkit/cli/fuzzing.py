@@ -10,6 +10,7 @@ import click
 from simkit.campaign.parallel import fuzz_on_cores
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
+from simkit.cli.exits import BASE_ONLY, FINDING, without_finding
 from simkit.cli.terminal import Status, echo_lines
 
 
@@ -108,10 +109,16 @@ def fuzz(
             status.announced = True
             status.line(found_line(result, path, shrinking=shrink_seconds != 0))
 
+    def based(result) -> None:  # a failure the base has too: said at once, and searched on
+        found = result.base_findings[-1]
+        where = f"; reproducer {found.path}" if found.path else ""
+        status.line(f"met a failure {found.attribution.line()}{where}; searching on")
+
     common = {
         "seconds": seconds, "shrink_seconds": shrink_seconds or None,
         "shrink": shrink_seconds != 0, "seed": seed, "max_steps": max_steps, "out": path,
         "progress": lambda result: status.show(progress_line(result)), "written": written,
+        "based": based,
         "release": release, "base_ref": base_ref and ref_resolved_from(base_ref, Path.cwd()),
     }  # fmt: skip
     if workers > 1:
@@ -128,7 +135,8 @@ def fuzz(
         Path(json_path).write_text(json.dumps(result.to_json(path), indent=2) + "\n")
     if result.failure is None:
         echo_lines(no_violation_lines(result))
-        sys.exit(130 if result.interrupted else 3 if result.exercise.verdict else 0)
+        base_only = bool(result.base_findings)
+        sys.exit(without_finding(result.interrupted, base_only, result.exercise.verdict))
     echo_lines(violation_lines(result, path, shrink_seconds, verbose))
     sys.exit(1)
 
@@ -170,10 +178,13 @@ def replay(file: str, report_dir: str | None, verbose: bool) -> None:
     """Rerun a reproducer exactly and say which invariant failed where.
 
     Exits 1 when an invariant fails (the reproducer reproduces), 0 when none does,
-    2 when the file is missing or broken. With --report, the run becomes a report whose
+    2 when the file is missing or broken. A failing run of a change is replayed on
+    the base too: exit 4 when the base fails on the same steps (present without the
+    change). With --report, the run becomes a report whose
     violation section names the invariant, the step it broke after, and the trace
     events behind it.
     """
+    from simkit.fuzz.attribution import PRESENT, attribute, is_change
     from simkit.fuzz.reproducer import Reproducer, replay_summary
     from simkit.fuzz.reproducer import replay as run_replay
     from simkit.invariants.text import grouped_lines
@@ -187,12 +198,13 @@ def replay(file: str, report_dir: str | None, verbose: bool) -> None:
         )
     result = run_replay(repro)
     click.echo(f"trace-hash: {result.trace_hash}{_matched(repro.trace_hash, result.trace_hash)}")
+    attribution = attribute(repro) if result.violations and is_change(repro) else None
     if report_dir:
         from pathlib import Path
 
         from simkit.report import render_report
 
-        summary = replay_summary(repro, result, Path(file).stem)
+        summary = replay_summary(repro, result, Path(file).stem, attribution)
         paths = render_report(result.world.trace, summary, report_dir)
         click.echo(f"report: {paths['report.html']}")
     exercise = result.world.exercise()
@@ -201,6 +213,7 @@ def replay(file: str, report_dir: str | None, verbose: bool) -> None:
         verdict = exercise.verdict or "no violation"
         click.echo(f"{verdict} in {len(repro.steps)} steps and quiescence")
         sys.exit(3 if exercise.verdict else 0)
-    click.echo(f"violated {result.where(repro)}")
+    whose = f" {attribution.line()}" if attribution else ""
+    click.echo(f"VIOLATION{whose}: violated {result.where(repro)}")
     echo_lines(grouped_lines(result.violations, verbose))
-    sys.exit(1)
+    sys.exit(BASE_ONLY if attribution and attribution.verdict == PRESENT else FINDING)

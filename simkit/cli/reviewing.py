@@ -6,6 +6,7 @@ import click
 
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
+from simkit.cli.exits import FINDING, without_finding
 from simkit.cli.terminal import Status
 
 
@@ -63,9 +64,10 @@ def compare(
     first went apart, what each cost, what each fuzz run found.
 
     Exit 0 when nothing regressed, 1 when a verdict regressed (a scenario that passed
-    fails, or the fuzzing found under the change only) or requests grew past
+    fails, or the fuzzing found a failure the change caused) or requests grew past
     --max-cost-growth, 2 on bad input, 3 when the change never made a difference in
-    any run (no verdict; docs/reviewing.md).
+    any run (no verdict; docs/reviewing.md), 4 when only the base fails (scenarios
+    failing under both, failures the same steps make on the base).
     """
     from simkit.campaign.cluster import cores
     from simkit.report.compare import Side, compare, write_comparison
@@ -95,4 +97,6 @@ def compare(
     page = write_comparison(result, report_dir, json_path)
     click.echo((page.parent / "compare.md").read_text(encoding="utf-8"), nl=False)
     click.echo(f"report: {page}")
-    sys.exit(1 if result.failed else 3 if result.exercise().verdict else 0)
+    if result.failed:
+        sys.exit(FINDING)
+    sys.exit(without_finding(False, bool(result.base_failures()), result.exercise().verdict))

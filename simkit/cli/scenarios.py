@@ -9,6 +9,7 @@ import click
 
 from simkit.cli import options
 from simkit.cli.app import debug_option, main, rerun_with
+from simkit.cli.exits import FINDING, without_finding
 from simkit.cli.terminal import Status, echo_lines
 
 
@@ -49,6 +50,7 @@ def run(
     printed and written is the same whatever their number.
     """
     from simkit.campaign.cluster import cores
+    from simkit.fuzz.attribution import PRESENT
     from simkit.report.batch import in_order, scenario_outcome
     from simkit.scenario.load import load_library
     from simkit.scenario.text import table
@@ -68,9 +70,10 @@ def run(
         click.echo(json.dumps([r.summary for r in results], indent=2))
     else:
         echo_lines(table(results))
-    if not all(r.passed for r in results):
-        sys.exit(1)
-    sys.exit(3 if any(r.no_verdict for r in results) else 0)
+    failed = [r for r in results if not r.passed]
+    if any(r.attribution != PRESENT for r in failed):
+        sys.exit(FINDING)
+    sys.exit(without_finding(False, bool(failed), any(r.no_verdict for r in results)))
 
 
 @main.command()

@@ -160,8 +160,8 @@ async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
             r["reason"] == "rev-too-far-ahead" for r in answer.get("rejected", [])
         )
         device.store.commit()
-        if device.behind(graph_id):
-            break
+        if device.behind(graph_id) or device.keyring(graph_id).current != epoch:
+            break  # the rest was sealed under a key a newer epoch replaced: reseal next run
     return landed, repaired
 
 

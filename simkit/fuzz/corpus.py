@@ -13,6 +13,7 @@ example database carries them too; each replays with ``simkit replay FILE``.
 """
 
 import contextlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,32 @@ from simkit.fuzz.reproducer import Reproducer, ReproducerError, replay
 from simkit.sim.variants import ref_resolved_from
 
 KNOWN = Path(".hypothesis") / "simkit-findings"
+_VOLATILE = re.compile(r"[\w:+/=.-]*\d[\w:+/=.-]*")
+
+
+def shape(text: str) -> str:
+    """A failure's message with what changes from run to run blanked out (record IDs,
+    revs, seqs, device names: every token holding a digit)."""
+    return _VOLATILE.sub("#", text.splitlines()[0] if text else "")
+
+
+def matching(folder: str | Path, variant_ref: str | None, violations) -> Path | None:
+    """The known finding of ``variant_ref`` whose first violation has the same invariant
+    and shape as ``violations``' first, if one was recorded (read, not replayed)."""
+    if not violations or not Path(folder).is_dir():
+        return None
+    wanted = (violations[0]["invariant"], shape(violations[0]["detail"]))
+    for path in sorted(Path(folder).glob("*.json")):
+        with contextlib.suppress(ReproducerError):
+            repro = Reproducer.load(path)
+            first = repro.violations[0] if repro.violations else None
+            if (
+                repro.variant == variant_ref
+                and first is not None
+                and wanted == (first["invariant"], shape(first["detail"]))
+            ):
+                return path
+    return None
 
 
 @attrs.frozen

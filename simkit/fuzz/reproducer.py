@@ -265,9 +265,10 @@ def replay(repro: Reproducer) -> ReplayResult:
         driver.close()
 
 
-def replay_summary(repro: Reproducer, result: ReplayResult, name: str) -> dict:
+def replay_summary(repro: Reproducer, result: ReplayResult, name: str, attribution=None) -> dict:
     """A replayed run as a report summary (docs/reports.md): the invariants as far as
-    the replay checked them, and the violation with the step it broke after."""
+    the replay checked them, the violation with the step it broke after, and
+    (``attribution``, a ``simkit.fuzz.attribution.Attribution``) whose finding it is."""
     stopped = None
     if result.failed_at is not None and result.failed_at < len(repro.steps):
         stopped = (
@@ -311,4 +312,6 @@ def replay_summary(repro: Reproducer, result: ReplayResult, name: str) -> dict:
             "step": step if in_steps else None,
             "where": result.where(repro),
         }
+    if attribution is not None:
+        summary["attribution"] = {**attribution.to_json(), "line": attribution.line()}
     return summary

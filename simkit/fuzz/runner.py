@@ -27,6 +27,7 @@ from hypothesis.errors import HypothesisException
 
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
 from simkit.errors import describe
+from simkit.fuzz.attribution import CAUSED, PRESENT, STACK, Attribution, attributed
 from simkit.fuzz.engine import ChunkRunner, Stop, replaying_final
 from simkit.fuzz.machine import InvariantViolation, WorldMachine, machine_for
 from simkit.fuzz.reproducer import Reproducer, replay
@@ -72,6 +73,41 @@ class Budget:
         return start + self.seconds
 
 
+@attrs.frozen
+class BaseFinding:
+    """A failure the search met that the base has too (``attribution.verdict`` is
+    ``PRESENT``): kept in its own reproducer, not the change's finding."""
+
+    failure: str
+    reproducer: Reproducer
+    attribution: Attribution
+    found_after: float
+    path: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "failure": self.failure, "found_after": round(self.found_after, 3),
+            "reproducer": self.path, "attribution": self.attribution.to_json(),
+            "steps": len(self.reproducer.steps),
+        }  # fmt: skip
+
+
+def keep_aside(result, failure: str, repro: Reproducer, attribution: Attribution,
+               found_after: float, out: str | Path | None) -> None:  # fmt: skip
+    """Add a failure the base has too (``repro``: the run on the base, with the base's
+    violations) to ``result.base_findings``; the first of each invariant is written
+    beside the run's own reproducer (``out``), as ``<out>.base-<invariant>.json``."""
+    invariant = _invariant_of(repro)
+    path = None
+    if out is not None and invariant not in {_invariant_of(f.reproducer)
+                                             for f in result.base_findings}:  # fmt: skip
+        out = Path(out)
+        path = out.with_name(f"{out.stem}.base-{invariant}{out.suffix or '.json'}")
+        repro.write(path)
+    found = BaseFinding(failure, repro, attribution, found_after, path and str(path))
+    result.base_findings.append(found)
+
+
 @attrs.define
 class FuzzResult:
     examples: int = 0  # examples run before the first violation
@@ -94,6 +130,8 @@ class FuzzResult:
     release: tuple[str, ...] = ()  # "mix", "rollout": every world ran a release
     base: str | None = None  # the version a release started from
     seed: int | None = None  # the session's seed (--seed runs it again)
+    attribution: Attribution | None = None  # whose the finding is (docs/fuzzing.md)
+    base_findings: list[BaseFinding] = attrs.Factory(list)  # failures the base has too
 
     def to_json(self, reproducer_path: str | None = None) -> dict:
         """What ``simkit fuzz --json`` writes: the budget spent, what was checked and
@@ -109,10 +147,12 @@ class FuzzResult:
             "change": self.exercise.to_json(),
             "behaviours": self.coverage.to_json(),
             "costs": self.costs.to_json(),
+            "base_findings": [finding.to_json() for finding in self.base_findings],
             "finding": None
             if self.failure is None
             else {
                 "failure": self.failure,
+                "attribution": self.attribution and self.attribution.to_json(),
                 "found_after": self.found_after,
                 "first_steps": self.first_steps,
                 "steps": len(self.reproducer.steps) if self.reproducer else None,
@@ -136,6 +176,8 @@ def fuzz(
     out: str | Path | None = None,
     progress: Callable[[FuzzResult], None] = lambda result: None,
     written: Callable[[FuzzResult], None] = lambda result: None,
+    based: Callable[[FuzzResult], None] = lambda result: None,
+    against: str | None = None,
     classic: bool = False,
     device_model: bool = True,
     shrink_workers: int = 1,
@@ -150,9 +192,12 @@ def fuzz(
 
     ``progress`` is called as each example starts (raising KeyboardInterrupt there
     stops the run as Ctrl-C does); ``written`` each time ``result.reproducer``, the
-    best failing run so far, was written to ``out``. ``classic`` runs the rules and
-    draws of commit 685eb33's machines (a benchmark's equal work); ``device_model``
-    off measures what the device model costs (``simkit bench fuzz``);
+    best failing run so far, was written to ``out``; ``based`` each time a failure the
+    base has too was kept aside (``result.base_findings``: under a change, a failing
+    run is replayed on the base first, docs/fuzzing.md "Whose finding it is"; ``against``:
+    the base, when not a release's old version or the protocol as specified).
+    ``classic`` runs the rules and draws of commit 685eb33's machines (a benchmark's
+    equal work); ``device_model`` off measures what the device model costs (``simkit bench fuzz``);
     ``shrink_workers`` processes replay shrink candidates at once. ``release``:
     ``rollout`` and/or ``mix``: every world runs a release from ``base`` (``base_ref``
     names it; default the protocol as specified) to ``variant`` (docs/releases.md).
@@ -169,7 +214,7 @@ def fuzz(
         result.release, result.base = tuple(sorted(release)), base.name
     steering = Steering() if steer and variant != HONEST else None
     session = _Session(result, budget, variant_ref, out, progress, written, steering)
-    session.variant = variant
+    session.variant, session.based, session.against = variant, based, against
     phases = [Phase.explicit, Phase.reuse, Phase.generate]  # shrinking is simkit's own
     old = base or HONEST
     machines = [
@@ -268,6 +313,8 @@ class _Session:
         self.variant: Variant | None = None  # the run's (whose change ``exercise`` counts)
         self.variant_ref, self.out = variant_ref, out
         self.progress, self.written = progress, written
+        self.based: Callable[[FuzzResult], None] = lambda result: None
+        self.against: str | None = None  # the base findings are judged against
         self.start = wall_clock()
         self.target: Target | None = None  # how the first failing run failed
         self._shrink_steps = 0
@@ -284,8 +331,9 @@ class _Session:
         except HypothesisException:
             raise  # Hypothesis's own control flow or error, not a finding
         except Exception as exc:
-            self.failed(machine(), honest, exc)
-            raise
+            if self.failed(machine(), honest, exc):
+                raise  # the search stops at the change's own finding
+            # else the base fails too: kept aside, and the search goes on
         finally:
             last = machine()
             self.result.steps += len(last.steps) if last else 0
@@ -377,30 +425,59 @@ class _Session:
             self.result.reproducer.write(self.out)
             self.written(self.result)
 
-    def failed(self, machine: WorldMachine | None, honest: bool, exc: Exception) -> None:
-        """Keep the first failing run (the search stops there)."""
+    def failed(self, machine: WorldMachine | None, honest: bool, exc: Exception) -> bool:
+        """A failing run: the search's finding (True: it stops there), or, under a
+        change, a failure the base has too (False: kept in its own reproducer, and the
+        search goes on)."""
         result = self.result
         if result.found_after is not None:
-            return  # Hypothesis's replay of the same failing example
-        result.found_after = wall_clock() - self.start
-        result.first_steps = len(machine.steps) if machine else 0
+            return True  # Hypothesis's replay of the same failing example
         first = _first_failure(exc)
         violations = first.violations if isinstance(first, InvariantViolation) else ()
-        result.failure = str(first) if violations else describe(first)
-        result.error = None if violations else type(first).__name__
-        if machine is None or machine.params is None:
-            return  # it broke before its world existed: nothing to replay
-        self.target = Target(violations[0].invariant) if violations else Target(None, result.error)
-        result.reproducer = Reproducer(
-            machine="honest" if honest else "adversary",
-            params=machine.params,
-            steps=tuple(machine.steps),
-            variant=machine.variant_ref or self.variant_ref,
-            violations=tuple(v.to_json() for v in violations),
-            base=machine.base_ref if machine.release else None,
-            fuzz_seed=result.seed,
-        )
+        failure = str(first) if violations else describe(first)
+        error = None if violations else type(first).__name__
+        repro = None
+        if machine is not None and machine.params is not None:
+            repro = Reproducer(
+                machine="honest" if honest else "adversary",
+                params=machine.params,
+                steps=tuple(machine.steps),
+                variant=machine.variant_ref or self.variant_ref,
+                violations=tuple(v.to_json() for v in violations),
+                base=machine.base_ref if machine.release else None,
+                fuzz_seed=result.seed,
+            )
+        attribution, own = None, None
+        judged = self.variant != HONEST or self.against is not None  # else the stack's own
+        if repro is not None:
+            attribution, own = (
+                attributed(repro, against=self.against) if judged else (Attribution(STACK), None)
+            )
+        if attribution is not None and attribution.verdict == PRESENT:
+            self._kept_aside(failure, own, attribution)
+            return False
+        result.found_after = wall_clock() - self.start
+        result.first_steps = len(machine.steps) if machine else 0
+        result.failure, result.error, result.attribution = failure, error, attribution
+        if repro is None:
+            return True  # it broke before its world existed: nothing to replay
+        change = attribution is not None and attribution.verdict == CAUSED
+        invariant = violations[0].invariant if violations else None
+        self.target = Target(invariant, error, change, self.against)
+        result.reproducer = repro
         self._write()
+        return True
+
+    def _kept_aside(self, failure: str, repro: Reproducer, attribution: Attribution) -> None:
+        """A failure the base has too: kept (``keep_aside``), reported at once and at
+        the end; the search goes on."""
+        found_after = wall_clock() - self.start
+        keep_aside(self.result, failure, repro, attribution, found_after, self.out)
+        self.based(self.result)
+
+
+def _invariant_of(repro: Reproducer) -> str:
+    return repro.violations[0]["invariant"] if repro.violations else "crash"
 
 
 def _first_failure(exc: BaseException) -> BaseException:

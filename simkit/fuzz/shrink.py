@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from simkit.fuzz import actions as A
+from simkit.fuzz.attribution import base_failure
 from simkit.fuzz.fields import MAX_SECONDS
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.realtime import wall_clock
@@ -57,16 +58,23 @@ WAITS = (1, 5, 30)  # what a wait is shortened to, shortest first
 @attrs.frozen
 class Target:
     """What a candidate must do to count: break ``invariant``, or (``invariant`` None)
-    crash with an exception of type ``error``."""
+    crash with an exception of type ``error``; and (``change``: the run's finding is the
+    change's own) hold on the base, so that shrinking never trades the change's finding
+    for one the base has too."""
 
     invariant: str | None
     error: str | None = None
+    change: bool = False
+    against: str | None = None  # the base it is judged against (``attribution.base_of``)
 
     @classmethod
-    def of(cls, repro: Reproducer, failure: BaseException | None = None) -> "Target":
+    def of(
+        cls, repro: Reproducer, failure: BaseException | None = None, change: bool = False
+    ) -> "Target":
         if repro.violations:
-            return cls(repro.violations[0]["invariant"])
-        return cls(None, type(failure).__name__ if failure is not None else "Exception")
+            return cls(repro.violations[0]["invariant"], None, change)
+        error = type(failure).__name__ if failure is not None else "Exception"
+        return cls(None, error, change)
 
 
 def counts(data: dict, target: Target) -> dict | None:
@@ -78,11 +86,14 @@ def counts(data: dict, target: Target) -> dict | None:
         result = replay(repro)
     except Exception as exc:  # a candidate may crash the world: it counts only for a crash
         crashed = target.invariant is None and type(exc).__name__ == target.error
-        return {"violations": (), "trace_hash": None} if crashed else None
-    if not any(v.invariant == target.invariant for v in result.violations):
-        return None
-    violations = tuple(v.to_json() for v in result.violations)
-    return {"violations": violations, "trace_hash": result.trace_hash}
+        failed = {"violations": (), "trace_hash": None} if crashed else None
+    else:
+        hit = any(v.invariant == target.invariant for v in result.violations)
+        violations = tuple(v.to_json() for v in result.violations)
+        failed = {"violations": violations, "trace_hash": result.trace_hash} if hit else None
+    if failed is not None and target.change and base_failure(repro, target.against) is not None:
+        return None  # the base fails on these steps too: not the change's finding
+    return failed
 
 
 @attrs.define

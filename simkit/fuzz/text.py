@@ -44,10 +44,15 @@ def found_line(result: FuzzResult, path: str, shrinking: bool) -> str:
 
 
 def no_violation_lines(result: FuzzResult) -> list[str]:
-    """A run that found nothing: the budget it spent, what it checked and reached (a
-    "no violation" names its budget and coverage, ARCHITECTURE.md "Verdicts")."""
+    """A run that found nothing of its own: the failures the base has too first (they
+    are the stack's, not the change's), then the budget it spent, what it checked and
+    reached (a "no violation" names its budget and coverage, ARCHITECTURE.md
+    "Verdicts")."""
     verdict = result.exercise.verdict or "no violation"
+    if result.base_findings:
+        verdict = f"{verdict} caused by the change"
     return [
+        *base_finding_lines(result, first=True),
         f"{'interrupted (Ctrl-C): ' if result.interrupted else ''}"
         f"{verdict}: {result.examples} examples, {result.steps} steps, "
         f"{steps_per_second(result):,.0f} steps/s in {result.seconds:.1f} s",
@@ -56,6 +61,30 @@ def no_violation_lines(result: FuzzResult) -> list[str]:
         *changed_rules_lines(result),
         *coverage_lines(result.coverage),
     ]
+
+
+def base_finding_lines(result: FuzzResult, first: bool = False) -> list[str]:
+    """The failures the search met that the base has too: each is the stack's, present
+    without the change, kept in its own reproducer (``first``: they open the output,
+    the run having no finding of the change's own)."""
+    found = result.base_findings
+    if not found:
+        return []
+    base = found[0].attribution.base
+    head = (
+        f"PRESENT WITHOUT THE CHANGE: {len(found)} failing run(s) the base ({base}) fails "
+        "too; none the change caused"
+        if first
+        else f"also met {len(found)} failing run(s) present without the change (on {base})"
+    )
+    lines = [head]
+    for finding in found:
+        where = f"reproducer {finding.path}" if finding.path else "same invariant as above"
+        known = finding.attribution.known
+        known = f"; the known finding {known}" if known else ""
+        lines.append(f"  after {finding.found_after:.1f} s: {finding.attribution.base_failure}")
+        lines.append(f"    {where}{known}")
+    return lines
 
 
 def release_lines(result: FuzzResult) -> list[str]:
@@ -97,11 +126,13 @@ def violation_lines(
         "interrupted": f"shrinking was interrupted (Ctrl-C) {took}: {kept}",
     }[result.shrinking]
     broke = grouped_lines(best.violations, verbose) if best and best.violations else []
+    whose = f" {result.attribution.line()}" if result.attribution else ""
     lines = [
-        f"VIOLATION after {result.found_after:.1f} s in a run of {result.first_steps} steps; "
-        f"{ended}",
+        f"VIOLATION{whose} after {result.found_after:.1f} s in a run of {result.first_steps} "
+        f"steps; {ended}",
         *(broke or [result.failure]),
         *changed_rules_lines(result),
+        *base_finding_lines(result),
     ]
     if best is None:
         return [*lines, "no reproducer: the run broke before its world was built"]

@@ -7,10 +7,11 @@ The world knows two ways a device comes to approve another: a human on it approv
 the device (the world's setup, or a scheduled or drawn ``Approve``, the ledger keeps
 them; a human's ``Reject`` undoes it), and proof of possession (the spec's Pin table:
 "a record the device wrote opened under the graph key and verified under the roster's
-signing key, and its selfSig verifies under that signing key"): the poster applied a
-record the other device really wrote (the world's ``app.write``, a re-stamp, a
-checkpoint it published, or what a member's other client signed with its keys) and
-that device registered a selfSig that verifies."""
+signing key, and its selfSig verifies under that signing key"): the poster's durable
+store held a record version the other device really wrote (the world's ``app.write``, a
+re-stamp, a checkpoint it published, or what a member's other client signed with its
+keys; what the store held is the ledger's, from its commits, not the poster's own
+``record.applied`` events) and that device registered a selfSig that verifies."""
 
 from simkit.invariants.base import Invariant
 from simkit.protocol.ids import storage_key
@@ -29,31 +30,25 @@ class ApprovalGate(Invariant):
 
     name = "approval-gate"
     honest_only = True
-    observes = (*WRITES, "record.applied", "graph.rotate", "keys.grant")
+    observes = (*WRITES, "graph.rotate", "keys.grant")
     judges_events = True
 
     def __init__(self) -> None:
-        # (sk, record, rev) -> who wrote it: two devices may stamp one record alike (at the
-        # same instant), and the record applied says which only in its content, so the
-        # poster is credited with both
-        self._writers: dict[tuple[str, str, int], set[str]] = {}
-        self._applied: set[tuple[str, str]] = set()  # (receiver, writer) of a record applied
+        # device -> the versions (sk, record, rev) it wrote: two devices may stamp one
+        # record alike (at the same instant), and a version held says which only in its
+        # content, so the poster is credited with both
+        self._wrote: dict[str, set[tuple[str, str, int]]] = {}
         self._self_sig: dict[str, bool] = {}  # registered device -> its selfSig verifies
 
     def observe(self, world, event):
         fields, name = event.fields, event.fields["name"]
-        if name in WRITES or name == "record.applied":
+        if name in WRITES:
             slot = world.slots.get(event.actor)
             if slot is None or fields.get("graph") is None:
                 return ()
-            key = (storage_key(fields["graph"], slot.member), fields["recordId"])
+            sk = storage_key(fields["graph"], slot.member)
             rev = fields["new"] if name == "record.restamped" else fields["rev"]
-            if name == "record.applied":
-                for writer in self._writers.get((*key, rev), ()):
-                    if writer != event.actor:
-                        self._applied.add((event.actor, writer))
-            else:
-                self._writers.setdefault((*key, rev), set()).add(event.actor)
+            self._wrote.setdefault(event.actor, set()).add((sk, fields["recordId"], rev))
             return ()
         poster, graph, epoch = fields["device_id"], fields["graph"], fields["epoch"]
         slot = world.slots.get(poster)
@@ -67,7 +62,7 @@ class ApprovalGate(Invariant):
             device_id: why
             for device_id in wrapped
             if device_id != poster and (graph, epoch, device_id) not in world.ledger.forged_grants
-            and (why := self._why_not(world, poster, device_id))
+            and (why := self._why_not(world, poster, device_id, event.seq))
         }  # fmt: skip
         if not unapproved:
             return ()
@@ -83,12 +78,16 @@ class ApprovalGate(Invariant):
             )
         ]
 
-    def _why_not(self, world, poster: str, device_id: str) -> str:
-        """Why ``poster`` has not approved ``device_id`` ("" if it has)."""
+    def _why_not(self, world, poster: str, device_id: str, before: int) -> str:
+        """Why ``poster`` has not approved ``device_id`` by trace position ``before``
+        ("" if it has)."""
         if (poster, device_id) in world.ledger.approvals:
             return ""
-        if (poster, device_id) not in self._applied:
-            return f"no human approved it on {poster}, and {poster} applied no record it wrote"
+        held = world.ledger.held.get(poster, {})
+        if not any(
+            held.get(version, before + 1) <= before for version in self._wrote.get(device_id, ())
+        ):
+            return f"no human approved it on {poster}, and {poster} held no record it wrote"
         if not self._verifies(world, device_id):
             return f"{poster} applied its records, but its registration has no valid selfSig"
         return ""

@@ -3,19 +3,23 @@
 ``blindness`` scans what the relay stores; this judges every channel as things leave
 the devices (``simkit.sim.channels``), against the spec's promises: the relay never
 decrypts and never holds a graph key or a private key (What the service does, items 4
-and 7), even in a member it drops; only the door code of an invite goes to a server
-(Recovery bundle and invite), so the host cannot open what it keeps; a recovery bundle
-is sealed under its passphrase and "carries graph keyrings only, never a device
-keypair"; a pairing code is derived from the device's public fingerprint alone.
+and 7), in any part of a request; no private key moves (Ceremonies, "Link a device"), so
+what a device seals for the other members of a graph carries none; only the door code of
+an invite goes to a server (Recovery bundle and invite), so the host cannot open what it
+keeps; a recovery bundle is sealed under its passphrase and "carries graph keyrings only,
+never a device keypair" (and an invite likewise); a pairing code is derived from the
+device's public fingerprint alone.
 """
 
 import base64
 import json
+from urllib.parse import unquote
 
 from simkit.errors import SimkitError
 from simkit.invariants.base import Invariant
 from simkit.protocol.b64 import b64url_decode
 from simkit.protocol.keyring import open_with_code
+from simkit.protocol.records import open_blob, open_record
 from simkit.sim.workload import PLAINTEXT_MARK
 
 
@@ -32,22 +36,26 @@ def _forms(raw: bytes) -> list[tuple[bytes, str]]:
 class Secrecy(Invariant):
     """Each step (and at quiescence) judges what left the devices since the last check:
 
-    - the relay: no request carries a graph key, a private key, a record's plaintext, the
-      recovery passphrase or an invite's key secret (base64url, base64, hex or raw);
+    - the relay: no request, in any part (method, path, query, headers, body), carries a
+      graph key, a private key, a record's plaintext, the recovery passphrase or an
+      invite's key secret (base64url, base64, hex or raw);
+    - the members of a graph: no record or blob a device seals for them carries a private
+      key, a passphrase or an invite's key secret;
     - the host of an invite: the box behind the door code does not open with the door
-      code, and holds no key in clear;
+      code, and holds no key in clear; opened, it carries keyrings only;
     - a recovery bundle: holds no key in clear, does not open without its passphrase
       (an empty one), and opened, carries keyrings only (no device's private key);
     - a pairing code: holds no secret.
 
-    The first box and the first bundle of a world are tried without their secret (a
-    derivation costs a tenth of a second; a construction that leaks does so every
-    time)."""
+    Every box and bundle is judged. That one does not open without its secret is shown
+    by its opening with its secret (a key derivation its maker already did and that is
+    cached): a box sealed under a key derived from its secret opens with nothing else.
+    Only a box that does not open so is tried with what must not open it (a derivation
+    of its own, a tenth of a second)."""
 
     name = "secrecy"
 
     def __init__(self) -> None:
-        self._tried: set[str] = set()  # "host", "bundle": tried without the secret
         self._private: dict[str, list[tuple[bytes, str]]] = {}  # device -> its private keys
 
     def step(self, world):
@@ -64,16 +72,23 @@ class Secrecy(Invariant):
         if not (relay or host or bundles or codes):
             return []
         secrets = self._secrets(world, channels)
+        private = [(form, what) for form, what in secrets if _never_moves(what)]
         out = []
         if relay:
-            out += self._scan(world, b"\0".join(relay), secrets, "the relay received")
-        for door, box in host:
+            sent = b"\0".join(_whole(request) for _, request in relay)
+            out += self._scan(world, sent, secrets, "the relay received")
+            sealed = b"\0".join(_sealed(world, device, request) for device, request in relay)
+            out += self._scan(world, sealed, private, "the members of a graph receive, sealed,")
+        for door, box, secret in host:
             out += self._scan(world, _text(box), secrets, "the host of an invite keeps")
-            out += self._opens(world, "host", door, box, "with its door code alone")
+            payload = self._opened(world, box, secret, door, "the box of an invite opens",
+                                   "with its door code alone", out)  # fmt: skip
+            out += self._scan(world, payload, private, "an invite carries")
         for passphrase, bundle in bundles:
             out += self._scan(world, _text(bundle), secrets, "a recovery bundle shows")
-            out += self._opens(world, "bundle", "", bundle, "without its passphrase")
-            out += self._keypair(world, passphrase, bundle, secrets)
+            payload = self._opened(world, bundle, passphrase, "", "a recovery bundle opens",
+                                   "without its passphrase", out)  # fmt: skip
+            out += self._scan(world, payload, private, "a recovery bundle carries")
         for device_id, code in codes:
             out += self._scan(world, code.encode(), secrets, f"{device_id}'s pairing code holds")
         return out
@@ -114,26 +129,66 @@ class Secrecy(Invariant):
             if form in sent
         ][:3]  # fmt: skip
 
-    def _opens(self, world, kind: str, secret: str, box: dict, how: str):
-        if kind in self._tried:
-            return []
-        self._tried.add(kind)
+    def _opened(self, world, box: dict, secret: str, wrong: str, what: str, how: str, out):
+        """The box's payload, opened with its secret, as its receiver sees it (b""
+        when it does not open); a violation in ``out`` when it opens with ``wrong``."""
         try:
-            open_with_code(secret, box)
+            payload = json.dumps(open_with_code(secret, box)).encode()
         except (SimkitError, ValueError):
-            return []
-        what = "the box of an invite opens" if kind == "host" else "a recovery bundle opens"
-        return [self.violation(world, f"{what} {how}")]
+            pass
+        else:  # sealed under its secret: it opens with another only if that is its secret
+            if wrong == secret:
+                out.append(self.violation(world, f"{what} {how}"))
+            return payload
+        try:  # not sealed under its secret: does it open with what must not open it?
+            payload = open_with_code(wrong, box)
+        except (SimkitError, ValueError):
+            return b""
+        out.append(self.violation(world, f"{what} {how}"))
+        return json.dumps(payload).encode()
 
-    def _keypair(self, world, passphrase: str, bundle: dict, secrets):
-        """Opened with its passphrase (a derivation the importing device made already):
-        keyrings only."""
-        try:
-            payload = json.dumps(open_with_code(passphrase, bundle)).encode()
-        except (SimkitError, ValueError):
-            return []
-        private = [(form, what) for form, what in secrets if "private key" in what]
-        return self._scan(world, payload, private, "a recovery bundle carries")
+
+def _never_moves(what: str) -> bool:
+    """The secrets no member of a graph may receive: private keys and the secrets of
+    passphrases and invites (a graph key goes to the graph's members by design)."""
+    return "private key" in what or "passphrase" in what
+
+
+def _whole(request) -> bytes:
+    """A request as the relay receives it: method, path, query, headers and body."""
+    query = "&".join(f"{k}={v}" for k, v in sorted(request.query.items()))
+    headers = "\n".join(f"{k}: {v}" for k, v in sorted(request.headers.items()))
+    return f"{request.method} {request.path}?{query}\n{headers}\n\n".encode() + request.body
+
+
+def _sealed(world, device_id: str, request) -> bytes:
+    """What a request seals for the graph's members: each pushed record's envelope and
+    an uploaded blob's plaintext, opened with the sender's keys (b"" for anything else,
+    or what does not open: a construction that fails is the device model's to judge)."""
+    parts = request.path.split("/")
+    slot = world.slots.get(device_id)
+    if request.method != "POST" or len(parts) < 4 or parts[1] != "graphs" or slot is None:
+        return b""
+    device = slot.device
+    if device is None:
+        return b""
+    graph_id = unquote(parts[2])
+    try:
+        sk, ring = device.storage_key(graph_id), device.keyring(graph_id)
+        if parts[3] == "push":
+            return b"\0".join(
+                json.dumps(
+                    open_record(ring.keys[op["e"]], sk, op["recordId"], op["n"], op["c"])
+                ).encode()
+                for op in json.loads(request.body)["ops"]
+                if op.get("e") in ring.keys
+            )
+        if parts[3] == "blobs" and len(parts) == 5:
+            nonce = request.headers.get("x-blob-nonce", "")
+            return open_blob(ring.keys[ring.current], sk, parts[4], nonce, request.body)
+    except (SimkitError, ValueError, KeyError, TypeError):
+        return b""
+    return b""
 
 
 def _text(value: dict) -> bytes:

@@ -13,23 +13,23 @@ def upload(model, call: Call) -> Expected:
     blob_id, query = call.params["blobId"], call.query
     policy = query.get("policy", "retain")
     if not schema.safe_id(blob_id) or policy not in POLICIES:
-        raise invalid(f"{rule}: blob ID and policy")
+        raise invalid(rule, "blob ID and policy")
     expires_at = None
     if policy == "ephemeral":
         if not schema.decimal(query.get("ttl"), 1, model.settings.max_blob_ttl_ms):
-            raise invalid(f"{rule}: ephemeral ttl is 1 ms to the maximum (30 days)")
+            raise invalid((rule, "limit: ephemeral blob ttl"), "ephemeral ttl is 1 ms to 30 days")
         expires_at = call.now + int(query["ttl"])
     elif "ttl" in query:
-        raise invalid(f"{rule}: ttl applies to ephemeral blobs only")
+        raise invalid(rule, "ttl applies to ephemeral blobs only")
     nonce = call.request.headers.get("x-blob-nonce")
     if not schema.canonical_b64(nonce, 64):
-        raise invalid(f"{rule}: x-blob-nonce is a base64url nonce")
+        raise invalid(rule, "x-blob-nonce is a base64url nonce")
     graph = model.graph(call.key)
     stored = graph.blobs.get(blob_id)
     if stored is not None:
-        return ok(f"{rule}: re-upload is a retry (duplicate: true)", _answer(stored, True))
+        return ok(("blobs: duplicate", "blob states"), _answer(stored, True), "a retry")
     if graph.blob_bytes() + len(call.body) > model.settings.quota_blob_bytes:
-        raise Refuse(413, "quota-blob-bytes", f"{rule}: blob-byte quota")
+        raise Refuse(413, "quota-blob-bytes", rule, "blob-byte quota")
     blob = {
         "data": call.body,
         "nonce": nonce,
@@ -38,7 +38,7 @@ def upload(model, call: Call) -> Expected:
         "receipts": {call.member} if policy == "transport" else set(),  # uploader counts
     }
     model.written_graph(call.key).blobs[blob_id] = blob
-    return ok(f"{rule}: (new) -> {policy}", _answer(blob, False))
+    return ok((rule, "blob states"), _answer(blob, False), f"(new) -> {policy}")
 
 
 def _answer(blob: dict, duplicate: bool) -> dict:
@@ -51,15 +51,15 @@ def _answer(blob: dict, duplicate: bool) -> dict:
     }
 
 
-def _find(model, call: Call, rule: str) -> tuple[Graph, str, dict]:
+def _find(model, call: Call, rule) -> tuple[Graph, str, dict]:
     """The path's blob; missing or past its expiry (swept or not) is 404."""
     blob_id = call.params["blobId"]
     if not schema.safe_id(blob_id):
-        raise invalid(f"{rule}: blob ID")
+        raise invalid(rule, "blob ID")
     graph = model.graph(call.key)
     blob = graph.blobs.get(blob_id)
     if blob is None or _expired(blob, call.now):
-        raise Refuse(404, "not-found", f"{rule}: no such blob (or expired)")
+        raise Refuse(404, "not-found", (rule, "blob states"), "no such blob (or expired)")
     return graph, blob_id, blob
 
 
@@ -79,15 +79,16 @@ def ack(model, call: Call) -> Expected:
     rule = "blobs: ack"
     graph, blob_id, blob = _find(model, call, rule)
     if blob["policy"] != "transport":
-        return ok(f"{rule}: not a transport blob", {"ok": True, "forgotten": False})
+        return ok(rule, {"ok": True, "forgotten": False}, "not a transport blob")
     if call.member not in blob["receipts"]:
         model.written_graph(call.key)
         blob["receipts"].add(call.member)
     forgotten = _delivered(model, graph, blob)
     if forgotten:
         del model.written_graph(call.key).blobs[blob_id]
-        rule += ": every current member acked -> forgotten"
-    return ok(rule, {"ok": True, "forgotten": forgotten})
+        return ok((rule, "blob states"), {"ok": True, "forgotten": True},
+                  "every current member acked -> forgotten")  # fmt: skip
+    return ok(rule, {"ok": True, "forgotten": False})
 
 
 def _delivered(model, graph: Graph, blob: dict) -> bool:
@@ -95,9 +96,9 @@ def _delivered(model, graph: Graph, blob: dict) -> bool:
 
 
 def delete(model, call: Call) -> Expected:
-    _, blob_id, _ = _find(model, call, "blobs: DELETE")
+    _, blob_id, _ = _find(model, call, "blobs: delete")
     del model.written_graph(call.key).blobs[blob_id]
-    return ok("blobs: DELETE -> deleted", {"ok": True})
+    return ok(("blobs: delete", "blob states"), {"ok": True}, "-> deleted")
 
 
 def sweep(model, now: int) -> int:

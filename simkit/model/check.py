@@ -8,7 +8,7 @@ restarts are told to the check as they happen, because neither is a request.
 
 from collections.abc import Collection
 
-from simkit.model.answer import Expected, compare
+from simkit.model.answer import Expected, Mismatch, compare
 from simkit.model.relay import RelayModel
 from simkit.model.store import adopt, graph_findings, relay_counters, store_findings
 from simkit.protocol.host import Host
@@ -26,13 +26,13 @@ class ModelCheck:
         self.model = model(host, now, **settings)
         self.expected: Expected | None = None  # the last exchange's predicted answer
 
-    def observe(self, request: Request, now: int, response: Response) -> list[str]:
+    def observe(self, request: Request, now: int, response: Response) -> list[Mismatch]:
         """One exchange: the mismatches between ``response`` and the spec's answer."""
         self.model.written = set()  # here, not in ``handle``: a version's model may answer alone
         self.expected = self.model.handle(request, now)
         return compare(self.expected, response)
 
-    def stored(self, graph: dict | None, snapshot: dict | None = None) -> list[str]:
+    def stored(self, graph: dict | None, snapshot: dict | None = None) -> list[Mismatch]:
         """What the last exchange left in the store against the model's: the graph it
         touched (``graph``: the relay's, in its snapshot form), or (a request naming no
         graph) the whole ``snapshot``; each difference named after the rule that
@@ -42,34 +42,43 @@ class ModelCheck:
             found = graph_findings(self.model, key, graph)
         else:
             found = store_findings(self.model, snapshot)
-        return [f"{self.expected.rule}: {finding}" for finding in found]
+        rules = self.expected.rules
+        return [
+            Mismatch(f"{self.expected.rule}: {finding}", (*rules, *finding.rules))
+            for finding in found
+        ]
 
-    def pokes(self, poked: Collection[str]) -> list[str]:
+    def pokes(self, poked: Collection[str]) -> list[Mismatch]:
         """Events rule 1, for the last exchange or sweep: every graph it changed was
         poked (``poked``: the graphs the relay emitted a poke for meanwhile). A poke
         for a graph nothing changed is tolerated (docs/model.md)."""
         return [
-            f"events rule 1 (a poke per graph after writes): {key} was written and the "
-            "relay emitted no poke for it"
+            Mismatch(
+                f"events rule 1 (a poke per graph after writes): {key} was written and "
+                "the relay emitted no poke for it",
+                ("events rule 1",),
+            )
             for key in sorted(self.model.written)
             if key not in poked
         ]
 
-    def sweep(self, now: int, forgotten: int) -> list[str]:
+    def sweep(self, now: int, forgotten: int) -> list[Mismatch]:
         """The relay's ``sweep()`` ran at ``now`` and forgot ``forgotten`` blobs."""
         self.model.written = set()
         expected = self.model.sweep(now)
         if forgotten == expected:
             return []
-        return [f"sweeper: forgot {forgotten} blob(s), the blob policies forget {expected}"]
+        return [Mismatch(f"blobs: sweep: forgot {forgotten} blob(s), the blob policies forget "
+                         f"{expected}", ("blobs: sweep", "blob states"))]  # fmt: skip
 
-    def sweep_if_due(self, now: int, result: int | None) -> list[str]:
+    def sweep_if_due(self, now: int, result: int | None) -> list[Mismatch]:
         """The relay's ``sweep_if_due()`` ran at ``now`` and returned ``result``."""
         self.model.written = set()
         expected = self.model.sweep_if_due(now)
         if result == expected:
             return []
-        return [f"sweep schedule: the sweeper answered {result}, expected {expected}"]
+        return [Mismatch(f"blobs: sweep (its schedule): the sweeper answered {result}, "
+                         f"expected {expected}", ("blobs: sweep",))]  # fmt: skip
 
     def restart(self, now: int, model: type[RelayModel] | None = None) -> None:
         """The relay restarted from its store at ``now`` (rate-limit buckets refill);
@@ -85,6 +94,6 @@ class ModelCheck:
         (as ``stored`` takes it) is the model's store from now on."""
         adopt(self.model, graph, snapshot)
 
-    def store(self, relay: object) -> list[str]:
+    def store(self, relay: object) -> list[Mismatch]:
         """The relay's whole store against the model's (``relay`` has ``snapshot()``)."""
         return store_findings(self.model, relay.snapshot(), relay_counters(relay))

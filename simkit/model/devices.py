@@ -8,11 +8,11 @@ THUMBPRINT = ("crv", "kty", "x", "y")  # RFC 7638: the members that make two JWK
 
 
 def register(model, call: Call) -> Expected:
-    rule = "devices: PUT /devices/:deviceId"
+    rule = "devices: PUT"
     if call.params["deviceId"] != call.device:
-        raise Refuse(403, "device-mismatch", f"{rule}: a device registers itself")
+        raise Refuse(403, "device-mismatch", rule, "a device registers itself")
     if not schema.device_body(call.body):
-        raise invalid(f"{rule}: body schema")
+        raise invalid((rule, "pipeline step 7"), "body schema")
     body, stored = call.body, model.devices.get(call.device)
     if stored is None:
         model.devices[call.device] = {
@@ -25,15 +25,17 @@ def register(model, call: Call) -> Expected:
             "label": body.get("label"),
             "registeredAt": call.now,
         }
-        return ok(f"{rule}: unregistered -> registered", fresh(call.device, True))
+        return ok((rule, "device states"), fresh(call.device, True), "unregistered -> registered")
     same_keys = all(
         stored[jwk][name] == body[jwk][name] for jwk in ("pubJwk", "sigJwk") for name in THUMBPRINT
     )
     if stored["memberId"] != call.member or not same_keys:
-        raise Refuse(409, "device-key-conflict", f"{rule}: keys are set-once")
+        raise Refuse(409, "device-key-conflict", (rule, "device states"), "keys are set-once")
     if stored["revokedAt"] is not None:
-        raise Refuse(403, "device-revoked", f"{rule}: a revoked device stays revoked")
-    return ok(f"{rule}: registered, same keys (idempotent)", fresh(call.device, False))
+        raise Refuse(
+            403, "device-revoked", (rule, "device states"), "a revoked device stays revoked"
+        )
+    return ok((rule, "device states"), fresh(call.device, False), "same keys (idempotent)")
 
 
 def fresh(device: str, is_fresh: bool) -> dict:
@@ -41,9 +43,8 @@ def fresh(device: str, is_fresh: bool) -> dict:
 
 
 def list_devices(model, call: Call) -> Expected:
-    return ok(
-        "devices: GET /devices (the member's own)", {"devices": model.devices_of(call.member)}
-    )
+    devices = model.devices_of(call.member)
+    return ok("devices: GET", {"devices": devices}, "the member's own")
 
 
 def revoke(model, call: Call) -> Expected:
@@ -51,12 +52,12 @@ def revoke(model, call: Call) -> Expected:
     rule = "devices: revoke"
     target = call.params["deviceId"]
     if not schema.safe_id(target):
-        raise invalid(f"{rule}: device ID")
+        raise invalid(rule, "device ID")
     entry = model.devices.get(target)
     if entry is None or entry["memberId"] != call.member:
-        raise Refuse(404, "unknown-device", f"{rule}: not a device of the caller's member")
+        raise Refuse(404, "unknown-device", rule, "not a device of the caller's member")
     if entry["revokedAt"] is not None:
-        return ok(f"{rule}: already revoked", {"ok": True, "rotationOwedFor": []})
+        return ok(rule, {"ok": True, "rotationOwedFor": []}, "already revoked")
     entry["revokedAt"] = call.now
     owed = []
     for key, graph in model.graphs.items():
@@ -66,7 +67,8 @@ def revoke(model, call: Call) -> Expected:
         if held:
             graph.rotation_required = True
             owed.append(as_addressed(key, call.member))
-    return ok(f"{rule}: registered -> revoked", {"ok": True, "rotationOwedFor": sorted(owed)})
+    answer = {"ok": True, "rotationOwedFor": sorted(owed)}
+    return ok((rule, "device states", "epoch states"), answer, "registered -> revoked")
 
 
 def as_addressed(key: str, member: str) -> str:

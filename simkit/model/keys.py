@@ -16,7 +16,7 @@ def get_keys(model, call: Call) -> Expected:
         if call.device in holders
     ]
     return ok(
-        "keys: GET keys (the caller's wraps only)",
+        "keys: GET keys",
         {
             "latestEpoch": graph.latest_epoch,
             "rotationRequired": graph.rotation_required,
@@ -29,7 +29,7 @@ def roster(model, call: Call) -> Expected:
     """Devices of current members and of every member who ever pushed, revoked included."""
     members = sorted({*model.current_members(call.key), *model.graph(call.key).pushers})
     devices = [{name: d[name] for name in ROSTER} for m in members for d in model.devices_of(m)]
-    return ok("keys: the roster", {"devices": devices})
+    return ok("keys: roster", {"devices": devices})
 
 
 def keygaps(model, call: Call) -> Expected:
@@ -49,47 +49,49 @@ def keygaps(model, call: Call) -> Expected:
 def put_keys(model, call: Call) -> Expected:
     """``epoch > latest`` mints (rotation rules 1-6); ``epoch <= latest`` grants into gaps."""
     if not schema.keys_body(call.body):
-        raise invalid("keys: body schema")
+        raise invalid("pipeline step 7", "POST keys body schema")
     epoch = int(call.body["epoch"])
     wraps = {w["deviceId"]: w["wrapped"] for w in call.body["wraps"]}
     excluding = call.body.get("excluding", [])
     graph = model.graph(call.key)
     eligible = [d["deviceId"] for d in model.eligible(call.key)]
     if epoch <= graph.latest_epoch:
-        _only_member_devices(wraps, eligible, "keys: grant (rotation rule 6)")
+        _only_member_devices(wraps, eligible, ("keys: grant", "rotation rule 6"))
         holders = graph.wraps.get(epoch, {})
         granted = {d: w for d, w in wraps.items() if d not in holders}  # never overwrites
         if granted:
             model.written_graph(call.key).wraps[epoch] = {**holders, **granted}
-        rule = "keys: grant (never overwrites)"
-        return ok(rule, {"ok": True, "latestEpoch": graph.latest_epoch})
+        answer = {"ok": True, "latestEpoch": graph.latest_epoch}
+        return ok(("keys: grant", "epoch states"), answer, "never overwrites")
     if epoch != graph.latest_epoch + 1:
         raise Refuse(
-            409, "epoch-gap", "keys: rotation rule 1 (epoch = latest + 1)",
+            409, "epoch-gap", ("rotation rule 1", "epoch states"), "epoch = latest + 1",
             latestEpoch=graph.latest_epoch,
         )  # fmt: skip
-    model.require(call, "rotate", "keys: rotation rule 2 (rotate capability)")
+    model.require(call, "rotate", ("rotation rule 2", "auth rule 5"))
     missing = [d for d in eligible if d not in wraps and d not in excluding]
     if missing:
         raise Refuse(
-            400, "incomplete-rotation", "keys: rotation rule 3 (cover every eligible device)",
+            400, "incomplete-rotation", "rotation rule 3", "cover every eligible device",
             missing=missing,
         )  # fmt: skip
     bad = [d for d in excluding if d in wraps or d not in eligible]
     if bad:
         raise Refuse(
-            400, "invalid-exclusion", "keys: rotation rule 4 (exclude only eligible, unwrapped)",
+            400, "invalid-exclusion", "rotation rule 4", "exclude only eligible, unwrapped",
             devices=bad,
         )  # fmt: skip
-    _only_member_devices(wraps, eligible, "keys: rotation rule 6")
+    _only_member_devices(wraps, eligible, "rotation rule 6")
     graph = model.written_graph(call.key)
     graph.wraps[epoch] = dict(wraps)
     graph.latest_epoch = epoch
     graph.rotation_required = False  # docs/relay.md: a new epoch is what a revocation owes
-    return ok("keys: rotation mints latest + 1", {"ok": True, "latestEpoch": epoch})
+    return ok(
+        ("rotation rule 1", "epoch states"), {"ok": True, "latestEpoch": epoch}, "mints latest + 1"
+    )
 
 
-def _only_member_devices(wraps: dict[str, str], eligible: list[str], rule: str) -> None:
+def _only_member_devices(wraps: dict[str, str], eligible: list[str], rule) -> None:
     """Rotation rule 6: every wrap addresses an active device of a current member."""
     strangers = [d for d in wraps if d not in eligible]
     if strangers:
@@ -98,9 +100,9 @@ def _only_member_devices(wraps: dict[str, str], eligible: list[str], rule: str) 
 
 def discard(model, call: Call) -> Expected:
     """DELETE keys/:epoch removes the caller's own wrap and nobody else's."""
-    rule = "keys: DELETE keys/:epoch"
+    rule = "keys: discard"
     if not schema.decimal(call.params["epoch"], 1):
-        raise invalid(f"{rule}: epoch")
+        raise invalid(rule, "epoch")
     holders = model.graph(call.key).wraps.get(int(call.params["epoch"]), {})
     discarded = call.device in holders
     if discarded:

@@ -5,13 +5,14 @@ from simkit.model.answer import Expected, invalid, ok
 from simkit.model.state import Call, Graph
 
 OPTIONAL = ("e", "k", "sh")
+SCHEMA = ("pipeline step 7", "limit: maxOpsPerPush", "limit: maxCiphertextChars")
 
 
 def push(model, call: Call) -> Expected:
     """Push rules 1-4 per op, in order; the whole seq range is reserved up front."""
     settings = model.settings
     if not schema.push_body(call.body, settings.max_ops_per_push, settings.max_ciphertext_chars):
-        raise invalid("push: body schema (ops, maxOpsPerPush, maxCiphertextChars)")
+        raise invalid(SCHEMA, "push body schema (ops, maxOpsPerPush, maxCiphertextChars)")
     graph = model.written_graph(call.key)
     first = graph.counter + 1
     graph.counter += len(call.body["ops"])  # a refused op spends its number too
@@ -21,23 +22,27 @@ def push(model, call: Call) -> Expected:
         row = graph.rows.get(op["recordId"])
         if op["rev"] > call.now + settings.max_rev_skew_ms:
             rejected.append({"recordId": op["recordId"], "reason": "rev-too-far-ahead"})
-            notes.append("push rule 1 rejects")
+            notes.append(("push rule 1", "rejected"))
         elif row is not None and row["rev"] >= op["rev"]:
-            notes.append("push rule 2 skips")
+            notes.append(("push rule 2", "skipped"))
         elif reason := _quota(model, graph, row, op):
             rejected.append({"recordId": op["recordId"], "reason": reason})
-            notes.append("push rule 3 rejects")
+            notes.append(("push rule 3", "refused"))
         else:
             graph.rows[op["recordId"]] = {**op, "seq": seq}
             graph.log.append({"seq": seq, "recordId": op["recordId"], "rev": op["rev"]})
             graph.pushers.add(call.member)
             accepted += 1
-            notes.append("push rule 4 writes")
+            notes.append(("push rule 4", "written"))
     answer = {"accepted": accepted, "cursor": graph.counter, "now": call.now}
     answer["epoch"] = graph.latest_epoch
     if rejected:
         answer["rejected"] = rejected
-    return ok(f"push rules ({', '.join(notes) or 'no ops'})", answer)
+    decided = tuple(sorted({rule for rule, _ in notes})) or ("push: partial",)
+    members = {"now": "push: now", "epoch": "push: epoch", "cursor": "push: counter",
+               "rejected": (*decided, "push: partial")}  # fmt: skip
+    note = f"ops in order: {', '.join(what for _, what in notes)}" if notes else "no ops"
+    return ok(decided, answer, note, members)
 
 
 def _stored_form(op: dict) -> dict:
@@ -64,7 +69,7 @@ def _page(model, call: Call, rule: str) -> tuple[int, int]:
     query, ceiling = call.query, model.settings.max_pull_limit
     after, limit = query.get("after", "0"), query.get("limit", str(ceiling))
     if not (schema.decimal(after, 0) and schema.decimal(limit, 1)):
-        raise invalid(f"{rule}: after and limit are decimal integers")
+        raise invalid(rule, "after and limit are decimal integers")
     return int(after), min(int(limit), ceiling)
 
 
@@ -74,13 +79,13 @@ def _cursor(graph: Graph, after: int, page: list[dict], more: bool) -> int:
 
 
 def pull(model, call: Call) -> Expected:
-    rule = "pull rules"
+    rule = "pull: pages"
     after, limit = _page(model, call, rule)
     filters = {}
     for name, member in (("kinds", "k"), ("shards", "sh")):
         if name in call.query:
             if not schema.label_list(call.query[name]):
-                raise invalid(f"{rule}: {name} is a comma-separated list of labels")
+                raise invalid("pull: filter", f"{name} is a comma-separated list of labels")
             filters[member] = call.query[name].split(",")
     graph = model.graph(call.key)
     matches = sorted(
@@ -89,20 +94,20 @@ def pull(model, call: Call) -> Expected:
         key=lambda row: row["seq"],
     )  # fmt: skip
     page, more = matches[:limit], len(matches) > limit
-    return ok(
-        rule,
-        {
-            "ops": page,
-            "cursor": _cursor(graph, after, page, more),
-            "more": more,
-            "epoch": graph.latest_epoch,
-        },
-    )
+    answer = {
+        "ops": page,
+        "cursor": _cursor(graph, after, page, more),
+        "more": more,
+        "epoch": graph.latest_epoch,
+    }
+    cursor = ("pull: pages", "pull: filtered cursor") if filters else "pull: pages"
+    ops = ("pull: pages", "pull: filter") if filters else "pull: pages"
+    return ok(rule, answer, members={"epoch": "push: epoch", "cursor": cursor, "ops": ops})
 
 
 def log(model, call: Call) -> Expected:
     """Never filtered; ``head``/``oldest`` are the highest and lowest seq (0 when empty)."""
-    rule = "log rules"
+    rule = "log: never filtered"
     after, limit = _page(model, call, rule)
     graph = model.graph(call.key)
     entries = [entry for entry in graph.log if entry["seq"] > after]

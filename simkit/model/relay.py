@@ -98,21 +98,21 @@ class RelayModel:
         if identity is not None:
             self._take_token(identity.member_id, route.bucket, now)
         if identity is None:
-            raise Refuse(401, "unauthenticated", "pipeline step 2 (authenticate)")
+            raise Refuse(401, "unauthenticated", "pipeline step 2")
         member, device = identity.member_id, identity.device_id
         if not (schema.safe_id(member) and schema.safe_id(device)):
-            raise Refuse(403, "malformed-identity", "pipeline step 3 (safe IDs)")
+            raise Refuse(403, "malformed-identity", "pipeline step 3")
         if route.registered:
             entry = self.devices.get(device)
             if entry is None or entry["memberId"] != member:
-                raise Refuse(403, "device-not-registered", "pipeline step 4 (device registered)")
+                raise Refuse(403, "device-not-registered", "pipeline step 4")
             if entry["revokedAt"] is not None:
-                raise Refuse(403, "device-revoked", "pipeline step 5 (device not revoked)")
+                raise Refuse(403, "device-revoked", "pipeline step 5")
         call = Call(request, now, params, member, device)
         if "gid" in params:
             call.key = self.touched = self._resolve(member, params["gid"])
             if route.capability is not None:
-                self.require(call, route.capability, "pipeline step 6b (capability)")
+                self.require(call, route.capability, "auth rule 5")
         call.body = self._body(route, request)
         return call
 
@@ -125,52 +125,52 @@ class RelayModel:
         wait = full_again - now - limit.burst * limit.refill_ms
         if wait > 0:
             raise Refuse(
-                429, "rate-limited", "pipeline step 1 (rate limit)",
+                429, "rate-limited", "pipeline step 1", None,
                 {"retry-after": str(-(-wait // 1000))}, retryAfterMs=wait,
             )  # fmt: skip
         self.buckets[member, bucket] = full_again
 
     def _resolve(self, member: str, gid: str) -> str:
         """A graph ID as the caller sends it, to its storage key (spec: Graph identifiers)."""
-        rule = "pipeline step 6 (resolve the graph)"
+        rule = "pipeline step 6"
         if gid == "u":
             return f"u:{member}"
         kind, colon, rest = gid.partition(":")
         if not (colon and kind in ("g", "d") and schema.safe_id(rest)):
-            raise invalid(f"{rule}: malformed graph ID")
+            raise invalid((rule, "graph IDs"), "malformed graph ID")
         if kind == "g":
             if not self.in_group(member, rest):
-                raise Refuse(403, "not-a-member", f"{rule}: not a member of the group")
+                raise Refuse(403, "not-a-member", rule, "not a member of the group")
             return gid
         if rest == member:
-            raise invalid(f"{rule}: a pairwise graph with oneself")
+            raise invalid((rule, "graph IDs"), "a pairwise graph with oneself")
         if not self.host.is_member(rest):
-            raise Refuse(404, "unknown-member", f"{rule}: unknown member")
+            raise Refuse(404, "unknown-member", rule, "unknown member")
         a, b = sorted((member, rest))
         return f"d:{a}:{b}"
 
     def _body(self, route: Route, request: Request) -> object:
         """Pipeline step 7: known query parameters, then the body's size, syntax and depth."""
-        rule = "pipeline step 7 (body schema)"
+        rule = "pipeline step 7"
         if any(name not in route.query for name in request.query):
-            raise invalid(f"{rule}: unknown query parameter")
+            raise invalid(rule, "unknown query parameter")
         body = request.body
         if route.body == "raw":
             if len(body) > self.settings.max_blob_bytes:
-                raise Refuse(413, "too-large", "limits: maxBlobBytes")
+                raise Refuse(413, "too-large", "limit: maxBlobBytes")
             return body
         if route.body == "none":
             if body:
-                raise invalid(f"{rule}: this route takes no body")
+                raise invalid(rule, "this route takes no body")
             return None
         if len(body) > self.settings.max_push_bytes:
-            raise Refuse(413, "too-large", "limits: maxPushBytes")
+            raise Refuse(413, "too-large", "limit: maxPushBytes")
         try:
             value = parse_json(body)
         except EncodingError:
-            raise invalid(f"{rule}: not JSON") from None
+            raise invalid(rule, "not JSON") from None
         if schema.too_deep(value):
-            raise invalid(f"{rule}: nested too deep")
+            raise invalid(rule, "nested too deep")
         return value
 
     # -- the directory, as the relay asks it --------------------------------------

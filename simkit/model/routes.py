@@ -66,11 +66,11 @@ def _params(route: Route, segments: list[str]) -> dict[str, str] | None:
     return params
 
 
-@remembered_paths(lambda: Refuse(404, "not-found", "routing: no such route"))
+@remembered_paths(lambda: Refuse(404, "not-found", "service rule 2", "no such route"))
 def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route and its decoded parameters; 404 for no such path, 405 for a wrong method."""
     if not path.startswith("/"):
-        raise Refuse(404, "not-found", "routing: no such route")
+        raise Refuse(404, "not-found", "service rule 2", "no such route")
     segments = [unquote(s, errors="replace") for s in path[1:].split("/")]
     allowed = []
     for route in ROUTES:
@@ -81,5 +81,5 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
             allowed.append(route.method)
     if allowed:
         allow = ", ".join(sorted(allowed))
-        raise Refuse(405, "method-not-allowed", "routing: wrong method", {"allow": allow})
-    raise Refuse(404, "not-found", "routing: no such route")
+        raise Refuse(405, "method-not-allowed", "service rule 2", "wrong method", {"allow": allow})
+    raise Refuse(404, "not-found", "service rule 2", "no such route")

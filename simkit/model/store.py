@@ -8,22 +8,39 @@ named after the rule that decides that part.
 import copy
 import json
 
-from simkit.model.answer import first_difference
+from simkit.model.answer import Mismatch, first_difference
 from simkit.model.relay import RelayModel
 from simkit.model.state import Graph
 from simkit.protocol.b64 import b64url_decode, b64url_encode
 
-# A graph's parts in the snapshot, and the rule that decides each.
+# A graph's parts in the snapshot: the rules that decide each, and what they say of it.
 PARTS = {
-    "seq": "push: the per-graph counter (whole range reserved up front)",
-    "records": "push rules 2 and 4: the stored row is the last-write-wins winner",
-    "log": "log rules: one entry per accepted write, never rewritten",
-    "pushers": "roster: members who ever pushed",
-    "latestEpoch": "keys: graph key epoch",
-    "rotationRequired": "keys: rotationRequired (set by revoke, cleared by a new epoch)",
-    "wraps": "keys: wraps (granted never overwritten, revoked dropped, discarded removed)",
-    "blobs": "blobs: states (upload, ack, delete, sweep)",
+    "seq": (("push: counter",), "the per-graph counter (whole range reserved up front)"),
+    "records": (
+        ("push rule 2", "push rule 4", "push: metadata"),
+        "the stored row is the last-write-wins winner, stored as given",
+    ),
+    "log": (("log: same transaction",), "one entry per accepted write, never rewritten"),
+    "pushers": (("keys: roster",), "members who ever pushed"),
+    "latestEpoch": (("epoch states",), "graph key epoch"),
+    "rotationRequired": (
+        ("epoch states", "devices: revoke"),
+        "rotationRequired (set by revoke, cleared by a new epoch)",
+    ),
+    "wraps": (
+        ("epoch states", "keys: grant", "devices: revoke", "keys: discard"),
+        "wraps (granted never overwritten, revoked dropped, discarded removed)",
+    ),
+    "blobs": (("blob states",), "blob states (upload, ack, delete, sweep)"),
 }
+DEVICES = (("device states", "device record"), "devices (set-once keys, revokedAt)")
+CREATED = (("push rule 4", "endpoints: one transaction"), "a graph is created by a write")
+QUOTAS = (("push: quotas kept incrementally",), "quotas are kept incrementally")
+
+
+def _found(part: tuple[tuple[str, ...], str], text: str) -> Mismatch:
+    rules, what = part
+    return Mismatch(f"store: {', '.join(rules)} ({what}): {text}", rules)
 
 
 def store_data(model: RelayModel) -> dict:
@@ -100,7 +117,9 @@ def _graph_of(data: dict) -> Graph:
     )  # fmt: skip
 
 
-def store_findings(model: RelayModel, snapshot: dict, counters: dict | None = None) -> list[str]:
+def store_findings(
+    model: RelayModel, snapshot: dict, counters: dict | None = None
+) -> list[Mismatch]:
     """Where the relay's snapshot differs from the model's store.
 
     ``counters``: the relay's incremental quota counters, ``{key: (record_bytes,
@@ -113,15 +132,14 @@ def store_findings(model: RelayModel, snapshot: dict, counters: dict | None = No
         graph = model.graphs.get(key)
         recount = (graph.row_bytes(), graph.blob_bytes()) if graph else (0, 0)
         if counted != recount:
-            findings.append(
-                f"store: quotas are kept incrementally: graph {key} counts {counted[0]} "
-                f"record and {counted[1]} blob bytes, a recount gives {recount[0]} and "
-                f"{recount[1]}"
-            )
+            findings.append(_found(QUOTAS,
+                f"graph {key} counts {counted[0]} record and {counted[1]} blob bytes, a "
+                f"recount gives {recount[0]} and {recount[1]}"
+            ))  # fmt: skip
     return findings
 
 
-def _differences(want: dict, snapshot: dict) -> list[str]:
+def _differences(want: dict, snapshot: dict) -> list[Mismatch]:
     """Each part of the store that differs, named after the rule that decides it."""
     findings = []
     wanted_devices = {d["deviceId"]: d for d in want["devices"]}
@@ -131,7 +149,7 @@ def _differences(want: dict, snapshot: dict) -> list[str]:
             f"device {device}", wanted_devices.get(device), got_devices.get(device)
         )
         if found:
-            findings.append(f"store: devices (set-once keys, revokedAt): {found}")
+            findings.append(_found(DEVICES, found))
     wanted = {g["key"]: g for g in want["graphs"]}
     got = {g.get("key"): g for g in snapshot.get("graphs", [])}
     for key in sorted(wanted.keys() | got.keys(), key=str):
@@ -139,7 +157,7 @@ def _differences(want: dict, snapshot: dict) -> list[str]:
     return findings
 
 
-def graph_findings(model: RelayModel, key: str, data: dict | None) -> list[str]:
+def graph_findings(model: RelayModel, key: str, data: dict | None) -> list[Mismatch]:
     """One graph of the model's store against the relay's (``data``: that graph as
     the relay's snapshot writes it; None when the relay has no such graph)."""
     graph = model.graphs.get(key)
@@ -149,17 +167,17 @@ def graph_findings(model: RelayModel, key: str, data: dict | None) -> list[str]:
     return _graph_differences(key, want, data)
 
 
-def _graph_differences(key: str, want: dict | None, got: dict | None) -> list[str]:
+def _graph_differences(key: str, want: dict | None, got: dict | None) -> list[Mismatch]:
     if want is None and got is None:
         return []
     if want is None or got is None:
         state = "missing from" if got is None else "unexpected in"
-        return [f"store: graph {key} {state} the relay's store (created by a write)"]
+        return [_found(CREATED, f"graph {key} {state} the relay's store")]
     findings = []
-    for part, rule in PARTS.items():
+    for part, decided in PARTS.items():
         found = first_difference(f"graph {key} {part}", want[part], got.get(part))
         if found:
-            findings.append(f"store: {rule}: {found}")
+            findings.append(_found(decided, found))
     return findings
 
 

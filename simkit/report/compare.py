@@ -15,6 +15,7 @@ from pathlib import Path
 
 import attrs
 
+from simkit.fuzz.attribution import CAUSED, PRESENT
 from simkit.fuzz.runner import FuzzResult, fuzz
 from simkit.report.batch import in_order
 from simkit.report.data import describe, label
@@ -152,19 +153,39 @@ class Comparison:
 
     def regressions(self) -> list[str]:
         out = [f"{p.name}: pass -> FAIL" for p in self.pairs if p.regressed]
-        base, change = self.fuzz.get("base"), self.fuzz.get("change")
-        if change is not None and change.failure and not (base and base.failure):
-            out.append(f"fuzz: found under the change only: {_first_line(change.failure)}")
+        change = self.fuzz.get("change")
+        if (
+            change is not None
+            and change.failure
+            and (change.attribution is None or change.attribution.verdict == CAUSED)
+        ):  # a failure the base has too on the same steps is no regression of the change
+            out.append(f"fuzz: caused by the change: {_first_line(change.failure)}")
         return out
 
     @property
     def failed(self) -> bool:
         return bool(self.regressions() or self.cost_grew())
 
+    def base_failures(self) -> list[str]:
+        """What fails on the base as well: scenarios failing under both, the base's own
+        fuzzing, failures the change's fuzzing met that the base has too."""
+        out = [f"{p.name}: fails under both" for p in self.pairs
+               if not p.base["passed"] and not p.change["passed"]]  # fmt: skip
+        base, change = self.fuzz.get("base"), self.fuzz.get("change")
+        if base is not None and base.failure:
+            out.append(f"fuzz of the base: {_first_line(base.failure)}")
+        if change is not None:
+            out += [f"fuzz of the change, {PRESENT}: {f.attribution.broke}"
+                    for f in change.base_findings]  # fmt: skip
+        return out
+
     @property
     def verdict(self) -> str:
         if self.failed:
             return "REGRESSED"
+        base = self.base_failures()
+        if base:
+            return f"nothing regressed; {len(base)} failure(s) present without the change"
         return self.exercise().verdict or "nothing regressed"
 
 
@@ -230,7 +251,7 @@ def fuzz_side(job: tuple[str, str, str, float, int, bool]) -> FuzzResult:
     return fuzz(
         load_variant(ref), seconds=seconds, seed=seed, max_steps=25, variant_ref=ref,
         shrink_seconds=max(seconds / 2, 5.0), release=frozenset({"rollout"}) if release else
-        frozenset(), base=load_variant(base_ref), base_ref=base_ref,
+        frozenset(), base=load_variant(base_ref), base_ref=base_ref, against=base_ref,
     )  # fmt: skip
 
 
@@ -320,11 +341,24 @@ def to_json(c: Comparison) -> dict:
                 "behaviours": len(r.coverage.reached),
                 "release": list(r.release),
                 "finding": r.failure and _first_line(r.failure),
+                "attribution": r.attribution and r.attribution.to_json(),
+                "base_findings": [f.to_json() for f in r.base_findings],
                 "change_ran": r.exercise.to_json(),
             }
             for side, r in c.fuzz.items()
         },
     }
+
+
+def _fuzz_found(r: FuzzResult) -> str:
+    """What one side's fuzzing found, and whose it is."""
+    out = []
+    if r.failure:
+        whose = f" [{r.attribution.verdict}]" if r.attribution else ""
+        out.append(f"{_first_line(r.failure)}{whose}")
+    if r.base_findings:
+        out.append(f"{len(r.base_findings)} failure(s) present without the change")
+    return "; ".join(out) or "no violation"
 
 
 def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
@@ -352,7 +386,7 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
             "not run"
             if r is None
             else f"{r.examples} examples, {r.steps} steps, {len(r.coverage.reached)} behaviours",
-            "—" if r is None else (_first_line(r.failure) if r.failure else "no violation"),
+            "—" if r is None else _fuzz_found(r),
         )
         for side, r in c.fuzz.items()
     ]

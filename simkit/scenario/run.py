@@ -3,6 +3,7 @@
 
 import attrs
 
+from simkit.fuzz.attribution import CAUSED, PRESENT
 from simkit.invariants import Monitor
 from simkit.invariants.verdicts import InvariantCheck, first_violation, verdicts
 from simkit.scenario.load import Scenario
@@ -31,6 +32,8 @@ class ScenarioOutcome:
     no_verdict: str | None
     summary: dict
     promises: tuple[PromiseCheck, ...] = ()
+    # a failing run of a change: CAUSED, or PRESENT when the base fails the same checks
+    attribution: str | None = None
 
 
 @attrs.frozen
@@ -60,10 +63,32 @@ class ScenarioResult:
         """What the description promises, each judged by the checks it names."""
         return judge(self.scenario.promises, self.expectations, self.invariants)
 
+    def failed(self) -> set[str]:
+        """The checks that failed: expectations and invariants, by name."""
+        return {c.name for c in self.expectations if not c.passed} | {
+            i.name for i in self.invariants if i.passed is False
+        }
+
+    def attribution(self) -> str | None:
+        """Whose failure it is, for a failing run of a change: the same scenario is run
+        on the base (every party on the version the change starts from); PRESENT when
+        the base fails every check this run failed, else CAUSED. None for a run that
+        passed or that runs no change."""
+        scenario = self.scenario
+        if self.passed or scenario.variant == scenario.base:
+            return None
+        base = run_scenario(attrs.evolve(scenario, variant=scenario.base))
+        return PRESENT if self.failed() <= base.failed() else CAUSED
+
     def outcome(self) -> ScenarioOutcome:
+        attribution = self.attribution()
+        summary = self.summary()
+        if attribution is not None:
+            summary["attribution"] = attribution
         return ScenarioOutcome(
             self.scenario.name, self.seed, self.trace_hash, self.expectations,
-            self.invariants, self.passed, self.no_verdict, self.summary(), self.promises,
+            self.invariants, self.passed, self.no_verdict, summary, self.promises,
+            attribution,
         )  # fmt: skip
 
     def summary(self) -> dict:

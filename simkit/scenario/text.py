@@ -2,6 +2,7 @@
 lines and print nothing, so the wording lives beside ``ScenarioResult`` and the
 command line only writes it."""
 
+from simkit.fuzz.attribution import PRESENT
 from simkit.scenario.load import Scenario
 from simkit.scenario.promises import HELD
 from simkit.scenario.run import ScenarioOutcome
@@ -23,6 +24,8 @@ def table(results: list[ScenarioOutcome]) -> list[str]:
         checked = [i for i in result.invariants if i.checked]
         broken = [i for i in checked if i.violations]
         verdict = "NONE" if result.no_verdict else "PASS" if result.passed else "FAIL"
+        if result.attribution == PRESENT:
+            verdict = "BASE"
         met = sum(c.passed for c in result.expectations)
         unchecked = len(result.invariants) - len(checked)
         held = sum(p.verdict == HELD for p in result.promises)
@@ -35,6 +38,10 @@ def table(results: list[ScenarioOutcome]) -> list[str]:
         )
         if result.no_verdict:
             lines.append(f"        {result.no_verdict}")
+        if result.attribution:
+            lines.append(f"        {result.attribution}: the same scenario on the base "
+                         + ("fails these checks too" if result.attribution == PRESENT
+                            else "holds them"))  # fmt: skip
         lines += [f"        {p.line()}" for p in result.promises if p.verdict != HELD]
         for check in failed:
             lines.append(f"        expected {check.name}: {check.detail or 'did not happen'}")
@@ -44,6 +51,11 @@ def table(results: list[ScenarioOutcome]) -> list[str]:
         lines.append(f"      trace-hash: {result.trace_hash}")
     passed = sum(r.passed and not r.no_verdict for r in results)
     none = sum(bool(r.no_verdict) for r in results)
-    failed = len(results) - passed - none
-    lines.append(f"{passed} passed, {failed} failed" + (f", {none} no verdict" if none else ""))
+    base = sum(r.attribution == PRESENT for r in results)
+    failed = len(results) - passed - none - base
+    lines.append(
+        f"{passed} passed, {failed} failed"
+        + (f", {base} failing on the base too (present without the change)" if base else "")
+        + (f", {none} no verdict" if none else "")
+    )
     return lines

@@ -14,10 +14,12 @@ from collections import Counter
 import attrs
 import trio
 
+from simkit.client import Device
 from simkit.client.store import GONE
 from simkit.model import ModelCheck
+from simkit.model.catalogue import how_to_declare
 from simkit.model.device import App, Changes, DeviceModel, Identity, LogView, Pin
-from simkit.model.rules import changed
+from simkit.model.rules import declared
 from simkit.protocol.keyring import Keyring
 from simkit.relay import Relay, Request, Response
 from simkit.sim.variant import Variant
@@ -51,6 +53,7 @@ class RelayOracle:
         self.findings: list[Disagreement] = []
         self.retired: str | None = None  # why it stopped following the relay
         self.changes = variant.changes
+        self.changed = variant.relay is not Relay  # a finding says how to declare the rule
         self.departures: Counter[str] = Counter()  # declared rule -> departures
         self.unjudged: dict[str, str] = {}  # graph it stopped judging -> why
         self.on_departure = lambda: None  # told of each departure (the world's coverage)
@@ -110,15 +113,17 @@ class RelayOracle:
         moved it to another): from now on that version's model judges it."""
         if self.check is not None:
             self.check.restart(relay.clock(), version.relay_model)
-        self.changes = version.changes
+        self.changes, self.changed = version.changes, version.relay is not Relay
 
     def store_findings(self, relay: Relay) -> list[str]:
         """The relay's whole store against the model's (none once retired), but in
         rules the variant changes (departures) and graphs the model stopped judging."""
         found = [] if self.check is None else self.check.store(relay)
         found = [f for f in found if not any(f" {key} " in f for key in self.unjudged)]
-        kept, declared = self._split(found)
-        self._departed(declared)
+        kept, departed = self._split(found)
+        self._departed(departed)
+        if self.changed:
+            return [f"{finding} ({how_to_declare(finding.rules)})" for finding in kept]
         return kept
 
     def retire(self, why: str) -> bool:
@@ -131,14 +136,14 @@ class RelayOracle:
 
     def _split(self, findings: list[str]) -> tuple[list[str], list[str]]:
         """(findings in no declared rule, the declared rules the others name)."""
-        kept, declared = [], []
+        kept, departed = [], []
         for finding in findings:
-            rule = changed(finding, self.changes)
-            if rule is None:
-                kept.append(finding)
+            rules = declared(finding.rules, self.changes)
+            if rules:
+                departed.extend(rules)
             else:
-                declared.append(rule)
-        return kept, declared
+                kept.append(finding)
+        return kept, departed
 
     def _departed(self, rules: list[str], request: Request | None = None) -> None:
         """One departure per declared rule an exchange (or a check) disagreed in."""
@@ -158,6 +163,8 @@ class RelayOracle:
             who = tuple(filter(None, [request.headers.get("x-device")]))
             records = records_named(request)
         for finding in kept:
+            if self.changed:
+                finding = f"{finding} ({how_to_declare(finding.rules)})"
             if request is not None:
                 finding = f"{request.method} {request.path} by {', '.join(who)}: {finding}"
             self.findings.append(Disagreement(len(self._trace), finding, who, records))
@@ -230,7 +237,6 @@ class DeviceOracle:
         else:
             version = self.world.parties.version_of(slot.device_id)
             model.restarted(version.device_model, version.changes)
-        device.store.on_commit = functools.partial(self._committed, slot)
 
     def _following(self, slot) -> DeviceModel | None:
         if slot is None or slot.stolen or slot.device is None or self.stopped:
@@ -281,7 +287,8 @@ class DeviceOracle:
 
     # -- what the device keeps --------------------------------------------------------------
 
-    def _committed(self, slot, rows: dict) -> None:
+    def committed(self, slot, rows: dict) -> None:
+        """One commit of ``slot``'s device store (``Parties.watch`` hands it on)."""
         model = self._following(slot)
         if model is not None:
             model.committed(_changes(slot.device, rows), slot.device.clock.now_ms)
@@ -316,11 +323,15 @@ class DeviceOracle:
         self.world.departed()
 
     def _kept(self, device_id: str, finding) -> None:
-        """A model's finding, kept in the world's list where it was seen."""
+        """A model's finding, kept in the world's list where it was seen (saying how to
+        declare its rule when the device runs a change)."""
+        text = f"{finding.rule}: {finding.detail}"
+        if self.world.parties.version_of(device_id).device is not Device:
+            text = f"{text} ({how_to_declare(finding.rules)})"
         self.findings.append(
             Disagreement(
                 len(self.world.trace),
-                f"{finding.rule}: {finding.detail}",
+                text,
                 (device_id,),
                 finding.records,
                 finding.graph,

@@ -87,7 +87,7 @@ class Link:
         oracle, world = self._oracle, self._world
         # what leaves the device for the relay, for ``secrecy`` (a rogue's raw requests
         # take another transport: they left no device and hold nothing a device has)
-        world.channels.to_relay(f"{request.path}?{request.query}".encode() + request.body)
+        world.channels.to_relay(self._device_id, request)
         if oracle is not None:
             oracle.sent(self._device_id, request)
         foreign = world.foreign.running()
@@ -133,6 +133,22 @@ class Parties:
             self.world.device_oracle.crashed(device_id)
         self.world.note("crash", device_id, what="device-crash")
 
+    def watch(self, slot) -> None:
+        """Follow ``slot``'s device (new, or booted again): the device model, and each
+        commit of its durable store, which the ledger keeps (what it held, for the
+        judges that must not take a device's events on trust)."""
+        world = self.world
+        oracle, ledger = world.device_oracle, world.ledger
+        if oracle is not None:
+            oracle.attach(slot)
+
+        def committed(rows: dict) -> None:
+            ledger.committed(slot.device_id, rows, len(world.trace))
+            if oracle is not None:
+                oracle.committed(slot, rows)
+
+        slot.device.store.on_commit = committed
+
     def restart(self, device_id: str, device_class: type[Device] | None = None) -> None:
         """Boot a crashed device from its snapshot (as ``device_class``, e.g. a thief's)."""
         slot = self.world.slots[device_id]
@@ -144,8 +160,7 @@ class Parties:
             slot.snapshot, Link(self.world, device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.world.config, self.world._device_event,
         )  # fmt: skip
-        if self.world.device_oracle is not None:
-            self.world.device_oracle.attach(slot)
+        self.watch(slot)
         self.world.note("crash", device_id, what="device-restart", boot=slot.boots)
         if not slot.registered:  # it crashed before the relay had its keys: the app retries
             w = self.world

@@ -140,6 +140,8 @@ def _imported(load, source: str, where: str) -> ModuleType | None:
     syntax error)."""
     try:
         return load()
+    except VariantError as exc:  # a Variant the module builds is broken: say which, as is
+        raise VariantError(f"{where}: {exc}") from None
     except ModuleNotFoundError as exc:
         if exc.name is not None and (source + ".").startswith(exc.name + "."):
             return None

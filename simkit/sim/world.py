@@ -183,8 +183,7 @@ class World:
         self.trace.register_clock(device_id, clock.reading_at)
         if self.versions.release:
             self.parties.note_version(device_id)
-        if self.device_oracle is not None:
-            self.device_oracle.attach(slot)
+        self.parties.watch(slot)
         return slot
 
     def now(self) -> float:

@@ -1,12 +1,24 @@
 """Client rules 4-14: epochs, rosters, batches, echoes, clock repair, retries,
 capabilities, unopenable wraps, key read-back and the approval gate."""
 
+import json
+
 import trio
 
 from simkit.client import APPROVE, AppConfig
 from simkit.protocol import b64url_encode, canonical_json
 from simkit.relay import Request
-from tests.client.world import EPOCH_MS, PAIR, World, app_config, lost, team, unavailable, virtual
+from tests.client.world import (
+    EPOCH_MS,
+    PAIR,
+    RecordingTransport,
+    World,
+    app_config,
+    lost,
+    team,
+    unavailable,
+    virtual,
+)
 
 
 def _kinds(device, kind):
@@ -331,3 +343,34 @@ async def test_rule9_a_restamped_write_that_the_copy_kept_aside_outranks_leaves_
     assert b1.pending("g:team") == 0
     await world.sync_all()
     assert world.relay.state.graphs["g:team"].records["n1"].rev == theirs["at"]
+
+
+@virtual
+async def test_rule5_a_push_run_stops_sealing_under_an_epoch_its_own_rotation_replaced():
+    """A long queue pushed one op per request, the device rotating meanwhile: nothing it
+    pushes after the new epoch is minted is sealed under the old key (the key a revoked
+    device holds; found by the honest fuzz, ../shared/findings/h1)."""
+    world = World()
+    slow = RecordingTransport(world.relay)
+    original = slow.send
+
+    async def send(request):  # a push answered a second after the relay took it
+        response = await original(request)
+        if request.path.endswith("/push"):
+            await trio.sleep(1)
+        return response
+
+    slow.send = send
+    a1, _ = await team(world, *PAIR, configs={"a1": app_config(max_batch_ops=1)},
+                       transports={"a1": slow})  # fmt: skip
+    for i in range(6):
+        a1.put("g:team", f"q{i}", "note", {"i": i})
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(a1.sync, "g:team")
+        await trio.sleep(2.5)
+        assert await a1.rotate("g:team")
+        rotated = len(slow.requests)
+    await a1.sync("g:team")
+    assert a1.pending("g:team") == 0
+    later = [json.loads(r.body)["ops"] for r in slow.requests[rotated:] if r.path.endswith("/push")]
+    assert later and {op["e"] for ops in later for op in ops} == {2}

@@ -46,15 +46,41 @@ def test_rules_of_departing_examples_gain_odds_and_departing_examples_are_kept()
     assert all(kept.score == 3 + 2 for kept in pool)  # departures + behaviours after
 
 
-@given(st.data())
-def test_a_follow_up_is_drawn_only_once_there_is_a_kept_example(data):
+class Draws:
+    """Hypothesis's ``data`` as the runner hands it, answering from a list: what each
+    draw of a follow-up takes."""
+
+    def __init__(self, *answers) -> None:
+        self.answers, self.asked = list(answers), 0
+
+    def draw(self, strategy, label=None):
+        self.asked += 1
+        return self.answers.pop(0)
+
+
+def test_a_follow_up_is_drawn_only_once_there_is_a_kept_example():
     steering = Steering()
-    assert steering.follow_up(data, "M") is None  # draws nothing: the unsteered run's draws
+    nothing = Draws()
+    assert steering.follow_up(nothing, "M") is None and nothing.asked == 0  # the plain draws
+    steering.learn("M", WorldParams(seed=1), [Advance(seconds=1)], 0, departed(1))
+    steering.learn("M", WorldParams(seed=2), [Advance(seconds=5)], 0, departed(4))
+    steering.commit()
+    kept = steering.follow_up(Draws(True, 0), "M")  # follows up; the first ticket
+    assert kept is not None and kept.prefix == (Advance(seconds=1),)
+    later = steering.follow_up(Draws(True, kept.score), "M")  # a ticket past the first's
+    assert later is not None and later.prefix == (Advance(seconds=5),)
+    assert steering.follow_ups == 2
+    assert steering.follow_up(Draws(False), "M") is None  # a fresh example instead
+    assert steering.follow_up(Draws(True, 0), "other machine") is None
+
+
+@given(st.data())
+def test_a_follow_up_draw_is_one_hypothesis_can_make(data):
+    steering = Steering()
     steering.learn("M", WorldParams(seed=1), [Advance(seconds=1)], 0, departed(1))
     steering.commit()
     kept = steering.follow_up(data, "M")
     assert kept is None or kept.prefix == (Advance(seconds=1),)
-    assert steering.follow_up(data, "other machine") is None
 
 
 def test_a_steered_run_makes_its_change_depart_in_more_examples_same_seed():

@@ -88,14 +88,15 @@ clock_repair_changed = Variant(
 )
 
 
-class NeverCalled(Relay):
-    """A method nothing calls: the change is never exercised."""
+class OtherPairingCode(Device):
+    """A device method no world calls (a human reads the pairing code off the screen):
+    the change is never exercised."""
 
-    def never_called(self):
-        return None
+    def pairing_code(self):
+        return "0" * 12
 
 
 # a change that never runs: every run of it gives no verdict (exit 3)
-unused = Variant("unused", "overrides a method nothing calls", relay=NeverCalled)
+unused = Variant("unused", "shows another pairing code", device=OtherPairingCode)
 
 ALL = (max_seq, log_loser, overwrite_wrap, keep_last_equal, skip_revoked, skip_missing_epoch)

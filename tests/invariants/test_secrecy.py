@@ -11,6 +11,11 @@ from simkit.sim.channels import Channels
 
 HERE = "tests.invariants.secrecy_variants"
 INVITE = [{"rule": "invite", "by": "a1", "graph": "g:team", "member": "dave", "device": "d1"}]
+TWO_INVITES = [
+    *INVITE,
+    {"rule": "invite", "by": "a1", "graph": "g:team", "member": "erin", "device": "e1"},
+]
+WRITE = [{"rule": "write", "device": "a1", "graph": "g:team", "record": "r0", "op": "edit"}]
 RECOVER = [{"rule": "recover", "member": "alice", "device": "a9", "source": "a1"}]
 LINK = [{"rule": "link", "member": "alice", "device": "a6"}]
 
@@ -26,6 +31,10 @@ def run(steps, variant=None):
         ("bundle_without_passphrase", RECOVER, "a recovery bundle opens without its passphrase"),
         ("bundle_with_keypair", RECOVER, "a recovery bundle carries a1's wrapping private key"),
         ("registers_its_private_key", LINK, "the relay received a1's wrapping private key"),
+        ("key_in_a_header", LINK, "the relay received a1's wrapping private key"),
+        ("second_invite_opens", TWO_INVITES, "the box of an invite opens with its door code"),
+        ("invite_with_keypair", INVITE, "an invite carries a1's wrapping private key"),
+        ("seals_its_key", WRITE, "the members of a graph receive, sealed, a1's signing private"),
     ],
 )
 def test_secrecy_catches_what_leaks_to_a_party_that_may_not_learn_it(variant, steps, says):
@@ -46,9 +55,12 @@ def test_secrecy_judges_what_devices_send_the_relay_not_a_rogues_raw_requests(mo
     performance.md, round 13); every request a device sends is taken."""
     taken = []
     keep = Channels.to_relay
-    monkeypatch.setattr(
-        Channels, "to_relay", lambda self, body: (taken.append(body), keep(self, body))[1]
-    )
+
+    def to_relay(self, device_id, request):
+        taken.append(request.path.encode() + b"?" + request.body)
+        keep(self, device_id, request)
+
+    monkeypatch.setattr(Channels, "to_relay", to_relay)
     body = b'{"rogue": "' + b"x" * 40 + b'"}'
     rogue = {"method": "POST", "path": "/graphs/u/push", "query": {}, "body": b64url_encode(body),
              "headers": {"x-member": "mallory", "x-device": "m1"}}  # fmt: skip
@@ -56,3 +68,12 @@ def test_secrecy_judges_what_devices_send_the_relay_not_a_rogues_raw_requests(mo
     assert not result.violations
     assert not [sent for sent in taken if body in sent]
     assert any(sent.startswith(b"/devices/a6?") for sent in taken)  # the new device's PUT
+
+
+def test_secrecy_judges_every_invite_not_only_the_first():
+    """The first invite of the world is sound, the second leaks (its box opens with its
+    door code): each box is judged."""
+    found = run(TWO_INVITES, f"{HERE}:second_invite_opens").violations
+    assert [v.detail for v in found if v.invariant == "secrecy"] == [
+        "the box of an invite opens with its door code alone"
+    ]

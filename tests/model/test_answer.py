@@ -65,7 +65,7 @@ def test_true_is_not_one_even_deep_inside():
 
 def test_ok_keeps_a_snapshot_later_changes_cannot_reach():
     body = {"ops": [{"seq": 1}], "more": False}
-    expected = ok("pull", body)
+    expected = ok("pull: pages", body)
     body["ops"][0]["seq"] = 2
     body["more"] = True
     assert expected.body == {"ops": [{"seq": 1}], "more": False}
@@ -78,4 +78,4 @@ def test_an_answer_agrees_by_its_bytes_or_by_the_walk_never_otherwise(value, dat
     twisted = _twist(value, data)
     response = json_response(200, twisted)
     assert (response.body == compact_json(value).encode("ascii")) <= _walk(value, twisted)
-    assert (compare(ok("pull", value), response) == []) == _walk(value, twisted)
+    assert (compare(ok("pull: pages", value), response) == []) == _walk(value, twisted)

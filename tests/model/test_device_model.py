@@ -9,6 +9,7 @@ import json
 import pytest
 
 from simkit.model.device import App, Changes, DeviceModel, Identity, LogView, Pin
+from simkit.protocol.derived import checkpoint_record_id
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.keys import DeviceKeys, device_fingerprint
 from simkit.protocol.logchain import log_genesis, log_step
@@ -233,6 +234,23 @@ def test_client_rule_14_approve_mode_wraps_only_approved_devices():
     assert rules(approved) == []
 
 
+def test_client_rule_14_a_grant_of_an_epoch_only_keygaps_showed_is_no_new_epoch():
+    """o1: a device that last read keys at epoch 1 imports epoch 2's key, reads key gaps
+    (latestEpoch 2, itself lacking it) and fills its own gap. That post is a grant,
+    judged against the key gaps it read, not a rotation owing the whole roster."""
+    m = model("approve")
+    keyed(m)  # GET keys said latestEpoch 1
+    rostered(m)  # a1 and b1, both active
+    me = {k: v for k, v in roster_entry("a1", "alice", ME).items() if k != "revokedAt"}
+    gaps = {"latestEpoch": 2, "gaps": [{**me, "epochs": [2]}]}
+    m.received("t", request("GET", "/graphs/g:team/keygaps"), ok(gaps), 1.0, CLOCK)
+    body = {"epoch": 2, "wraps": [{"deviceId": "a1", "wrapped": "w"}], "excluding": []}
+    m.sent("t", request("POST", "/graphs/g:team/keys", body), 2.0)
+    assert rules(m) == []
+    m.sent("t", request("POST", "/graphs/g:team/keys", {**body, "epoch": 3}), 3.0)
+    assert rules(m) == ["client rule 14"]  # a new epoch still owes b1 a wrap or a name
+
+
 def test_client_rule_14_observe_mode_wraps_the_key_anyway():
     m = model("observe")
     keyed(m)
@@ -258,15 +276,61 @@ def test_log_chain_a_head_at_a_boundary_folds_every_entry_up_to_it():
     m.committed(Changes(logs={SK: LogView("unverified", None, {64: head})}), CLOCK)
     assert rules(m) == []
     m.committed(Changes(logs={SK: LogView("unverified", None, {64: "x" * 43})}), CLOCK)
-    assert rules(m) == ["Log chain"]
+    assert rules(m) == ["log chain"]
 
 
 def test_log_status_alarm_needs_a_contradiction_and_is_latched():
     m = model()
     m.committed(Changes(logs={SK: LogView("alarm")}), CLOCK)
-    assert rules(m) == ["Log verification status"]
+    assert rules(m) == ["log status"]
     m.committed(Changes(logs={SK: LogView("unverified")}), CLOCK)
-    assert rules(m) == ["Log verification status"] * 2
+    assert rules(m) == ["log status"] * 2
+
+
+@pytest.mark.parametrize(
+    ("steps", "found"),
+    [
+        (("b1", "forgery"), []),  # b1 signed a head that differs: the forgery takes nothing back
+        (("forgery",), ["log status"]),  # nothing b1 signed: nothing to believe
+        (("b1", "import", "forgery"), ["log status"]),  # believed, then wiped
+    ],
+)
+def test_log_status_a_peer_checkpoint_founds_an_alarm_after_its_slot_is_written_over(steps, found):
+    """Log check (2) compares with what other devices signed for a boundary: b1's
+    checkpoint, once served, stays a cause when another member's write (one the device
+    cannot believe: alice does not own b1) takes its slot (o3, docs/findings.md F28);
+    an import drops what the device believed before it."""
+    m = model()
+    keyed(m)
+    forger = DeviceKeys.generate(ENTROPY.fork("forger"))  # alice's other device, a2
+    entries = [roster_entry("a1", "alice", ME), roster_entry("a2", "alice", forger),
+               roster_entry("b1", "bob", PEER)]  # fmt: skip
+    m.received("t", request("GET", "/graphs/g:team/devices"), ok({"devices": entries}), 1.0, CLOCK)
+    log = [{"seq": s, "recordId": f"r{s}", "rev": T0 + s} for s in range(1, 65)]
+    ours = log_genesis(SK)
+    for e in log:
+        ours = log_step(ours, e["seq"], e["recordId"], e["rev"])
+    slot = checkpoint_record_id(KEY1, "b1")
+    signed = {"id": slot, "kind": "skm.checkpoint", "at": T0 + 65, "by": "bob",
+              "data": {"v": 1, "d": "b1", "seq": 64, "head": "A" * 43}}  # fmt: skip
+    forged = {**signed, "at": T0 + 66, "by": "alice", "data": {**signed["data"], "head": "B" * 43}}
+    log += [{"seq": s, "recordId": slot, "rev": T0 + s} for s in (65, 66)]  # its two versions
+    page = {"entries": log, "cursor": 66, "more": False, "head": 66}
+    m.received("t", request("GET", "/graphs/g:team/log", after=0, limit=500), ok(page), 1.0, CLOCK)
+    for step in steps:
+        if step == "b1":
+            pulled(m, [op(signed, 65)], after=64)
+            m.committed(Changes(held={(SK, slot): signed}), CLOCK)
+        elif step == "forgery":
+            pulled(m, [op(forged, 66, signer=forger, device="a2")], after=65)
+            m.committed(Changes(held={(SK, slot): forged}), CLOCK)
+        else:  # a recovery bundle: the record store and the log state are wiped
+            m.importing({SK: {1: KEY1}}, wipe=True)
+            m.committed(Changes(held={(SK, slot): None}, logs={SK: None}), CLOCK)
+            m.imported()
+    assert rules(m) == []
+    m.committed(Changes(logs={SK: LogView("alarm", None, {64: ours})}), CLOCK)
+    assert rules(m) == found
 
 
 def test_a_variant_that_changes_a_rule_leaves_it_to_the_other_invariants():
@@ -301,7 +365,7 @@ def test_log_status_ok_goes_back_to_unverified_when_the_relay_cannot_be_reached(
     m.sent("t", keys, 12.0)  # the retry
     m.lost("t", keys, 22.0)  # given up: the run moves on, the status still ok
     m.sent("t", request("GET", "/graphs/u/keys"), 23.0)
-    assert rules(m) == ["Log verification status"]
+    assert rules(m) == ["log status"]
 
 
 def test_a_commit_that_changed_any_noun_is_a_change_and_one_that_changed_none_is_not():
@@ -340,7 +404,7 @@ def test_the_queue_a_write_the_relay_accepted_leaves_it_and_is_not_pushed_again(
     m, mine = _pushed_and_accepted()
     m.committed(Changes(queued={(SK, "r0"): None} if dequeued else {}), CLOCK)
     m.sent("t", _my_push(mine), 3.0)  # the next sync run (a new seal of the same write)
-    assert rules(m) == ([] if dequeued else ["the queue"])
+    assert rules(m) == ([] if dequeued else ["queued writes"])
     assert dequeued or "again after an answer it committed accepted it" in m.findings[0].detail
 
 
@@ -352,7 +416,9 @@ def test_the_queue_a_push_answer_lost_to_a_crash_leaves_the_write_to_push_again(
     assert rules(m) == []
 
 
-@pytest.mark.parametrize(("after", "found"), [(3, []), (5, []), (0, ["Pull rules"])])
+@pytest.mark.parametrize(
+    ("after", "found"), [(3, []), (5, []), (0, ["pull: cursor per subscription"])]
+)
 def test_pull_rules_a_device_pulls_a_subscription_from_the_cursor_it_persisted(after, found):
     m = model()
     keyed(m)
@@ -380,7 +446,7 @@ def test_client_status_last_error_says_why_a_sync_run_ended_in_an_error(error, l
     m = model()
     m.ran("g:team", error, last_error)
     assert bool(m.findings) is found
-    assert all(f.rule == "Client status" for f in m.findings)
+    assert all(f.rule == "events rule 5" for f in m.findings)
 
 
 @pytest.mark.parametrize(("device", "state", "found"), [
@@ -390,7 +456,7 @@ def test_client_status_last_error_says_why_a_sync_run_ended_in_an_error(error, l
 def test_device_approval_pin_a_pin_is_approved_rejected_or_conflicted(device, state, found):
     m = model("approve")
     m.committed(Changes(pins={device: Pin(state, "human", None)}), CLOCK)
-    assert rules(m) == (["Device approval pin"] if found else [])
+    assert rules(m) == (["pin states"] if found else [])
 
 
 @pytest.mark.parametrize(("asks", "found"), [(True, False), (False, True)])
@@ -409,7 +475,7 @@ def test_client_rule_5_a_higher_epoch_makes_it_fetch_keys_before_its_next_write(
     assert rules(m) == (["client rule 5"] if found else [])
 
 
-@pytest.mark.parametrize(("dequeued", "found"), [(True, []), (False, ["the queue"])])
+@pytest.mark.parametrize(("dequeued", "found"), [(True, []), (False, ["queued writes"])])
 def test_the_queue_a_queued_write_is_the_version_held(dequeued, found):
     m = model()
     keyed(m)

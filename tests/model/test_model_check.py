@@ -43,9 +43,7 @@ def test_a_status_mismatch_names_the_pipeline_step():
     model = RelayModel(StaticHost(["alice"]), T0)
     expected = model.handle(Request("GET", "/graphs/u/pull", None, ALICE), T0)
     findings = compare(expected, answer(404, {"error": "not-found", "message": "no"}))
-    assert findings == [
-        "pipeline step 4 (device registered): expected 403 device-not-registered, got 404 not-found"
-    ]
+    assert findings == ["pipeline step 4: expected 403 device-not-registered, got 404 not-found"]
 
 
 def test_an_error_message_is_a_free_choice_but_its_code_and_extras_are_not():
@@ -53,7 +51,7 @@ def test_an_error_message_is_a_free_choice_but_its_code_and_extras_are_not():
     expected = model.handle(Request("GET", "/devices", None, {}), T0)
     assert compare(expected, answer(401, {"error": "unauthenticated", "message": "?"})) == []
     assert compare(expected, answer(401, {"error": "no-credential"})) == [
-        "pipeline step 2 (authenticate): body.error expected 'unauthenticated', got 'no-credential'"
+        "pipeline step 2: body.error expected 'unauthenticated', got 'no-credential'"
     ]
 
 
@@ -64,7 +62,7 @@ def test_json_is_compared_as_json_one_number_type_but_true_is_not_1():
     got = {"accepted": 1.0, "cursor": 1, "now": T0, "epoch": 0}
     assert compare(expected, answer(200, got)) == []
     assert compare(expected, answer(200, {**got, "accepted": True})) == [
-        "push rules (push rule 4 writes): body.accepted expected 1, got True"
+        "push rule 4 (ops in order: written): body.accepted expected 1, got True"
     ]
 
 
@@ -74,7 +72,7 @@ def test_a_state_change_the_spec_does_not_require_is_a_store_finding():
         check.observe(request, clock[0], relay.handle(request))
     relay.state.graphs["u:alice"].seq = 7  # a relay that spent numbers it should not have
     assert check.store(relay) == [
-        "store: push: the per-graph counter (whole range reserved up front): "
+        "store: push: counter (the per-graph counter (whole range reserved up front)): "
         "graph u:alice seq expected 1, got 7"
     ]
 

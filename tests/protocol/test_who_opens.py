@@ -3,6 +3,8 @@ holder of its secret, and nobody else. The constructions are the WebCrypto-check
 ones (tests/interop); each test opens with the right secret and fails with the secret
 another party holds: what the relay, the host of an invite or the finder of a bundle has."""
 
+import json
+
 import pytest
 
 from simkit.errors import CryptoError, SimkitError
@@ -16,7 +18,13 @@ from simkit.protocol.keyring import (
     open_with_code,
     parse_invite,
 )
-from simkit.protocol.keys import device_fingerprint, generate_private_key, pairing_code, public_jwk
+from simkit.protocol.keys import (
+    DeviceKeys,
+    device_fingerprint,
+    generate_private_key,
+    pairing_code,
+    public_jwk,
+)
 from simkit.protocol.records import open_blob, open_record, seal_blob, seal_record
 from simkit.protocol.wrap import unwrap_graph_key, wrap_graph_key
 
@@ -75,9 +83,17 @@ def test_an_invite_box_opens_with_the_key_secret_never_with_the_door_code():
 
 
 def test_a_pairing_code_is_anyones_to_compute_from_the_public_keys():
-    """No secret goes into it: the code a holder shows for a device is the one the
-    device shows for itself, computed from the member and the public keys alone."""
-    wrap, sign = generate_private_key(ENTROPY), generate_private_key(ENTROPY)
-    fingerprint = device_fingerprint("alice", public_jwk(wrap, "wrap"), public_jwk(sign, "sign"))
-    again = device_fingerprint("alice", public_jwk(wrap, "wrap"), public_jwk(sign, "sign"))
-    assert pairing_code(fingerprint) == pairing_code(again) and len(pairing_code(fingerprint)) == 12
+    """No secret goes into it: a party holding only what a roster serves (the member and
+    the public JWKs, as JSON) computes the code the device shows for itself; another
+    key or another member gives another code."""
+    keys = DeviceKeys.generate(ENTROPY.fork("pairing"))
+    served = json.loads(json.dumps({"pubJwk": keys.pub_jwk, "sigJwk": keys.sig_jwk}))
+    assert "d" not in served["pubJwk"] and "d" not in served["sigJwk"]  # public members only
+    shown = pairing_code(keys.fingerprint("alice"))
+    computed = pairing_code(device_fingerprint("alice", served["pubJwk"], served["sigJwk"]))
+    assert shown == computed and len(shown) == 12
+    other = DeviceKeys.generate(ENTROPY.fork("pairing-other"))
+    assert pairing_code(other.fingerprint("alice")) != shown
+    assert pairing_code(keys.fingerprint("bob")) != shown
+    stranger = public_jwk(generate_private_key(ENTROPY), "wrap")  # another wrapping key
+    assert pairing_code(device_fingerprint("alice", stranger, served["sigJwk"])) != shown

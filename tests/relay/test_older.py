@@ -58,7 +58,9 @@ def test_older_relay_model_agrees_with_the_older_relay_and_not_with_the_referenc
     found = _findings(Relay)  # each of the differences, in the order they happen
     assert len(found) == 4
     assert "rotation rule 3" in found[0] and "incomplete-rotation" in found[0]
-    assert found[1].startswith("push rules") and "unexpected 'epoch'" in found[1]
+    assert (
+        found[1].startswith("push rule 4, versioning rule 3") and "unexpected 'epoch'" in found[1]
+    )
     assert found[2].startswith("pull") and "unexpected 'epoch'" in found[2]
     assert "no log route" in found[3]
 

@@ -91,17 +91,17 @@ def test_compare_without_a_change_or_a_folder_or_with_a_bad_one_is_a_usage_error
 
 
 SAME = """
-from simkit.relay import Relay
+from simkit.client import Device
 from simkit.sim.variant import Variant
 
 
-class Unused(Relay):
-    def never_called(self):
-        return None
+class Unused(Device):
+    def pairing_code(self):  # no world calls it: a human reads it off the screen
+        return "0" * 12
 
 
 renamed = Variant("renamed", "the protocol as specified, under another name")
-unused = Variant("unused", "overrides a method nothing calls", relay=Unused)
+unused = Variant("unused", "shows another pairing code", device=Unused)
 """
 
 

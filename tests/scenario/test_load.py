@@ -477,8 +477,10 @@ def test_a_scenario_names_a_variant_by_a_file_beside_it(tmp_path):
     (tmp_path / "changes" / "mine.py").write_text(
         "from simkit.relay import Relay\n"
         "from simkit.sim.variant import Variant\n\n\n"
-        "class Mine(Relay):\n    pass\n\n\n"
-        'mine = Variant("mine", "the relay, renamed", relay=Mine)\n'
+        "class Mine(Relay):\n"
+        "    def _too_far_ahead(self, rev, now):\n"
+        "        return super()._too_far_ahead(rev, now)\n\n\n"
+        'mine = Variant("mine", "the relay, its skew check restated", relay=Mine)\n'
     )
     path = _write(tmp_path, 'variant = "changes/mine.py:mine"\n' + GOOD)
     scenario = load_scenario(path)

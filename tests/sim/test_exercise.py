@@ -159,6 +159,6 @@ def test_a_rotation_is_owed_by_what_the_revoked_device_held_not_by_the_relays_fl
     broken = replay(repro)
     assert {v.invariant for v in broken.violations} == {"rotation-owed"}
     exercise = broken.world.exercise()
-    assert exercise.departures["rotationOwedFor"] >= 1 and exercise.verdict is None
+    assert exercise.departures["devices: revoke"] >= 1 and exercise.verdict is None
     honest = replay(Reproducer("honest", WorldParams(seed=11), steps))
     assert honest.violations == () and honest.world.exercise().changed is False

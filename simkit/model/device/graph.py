@@ -50,7 +50,8 @@ class Graph:
     opened: dict[int, set[bytes]] = attrs.Factory(lambda: defaultdict(set))  # from wraps
     unopenable: dict[int, list] = attrs.Factory(dict)  # epoch -> [the wrap, discarded since]
     discards_cut: bool = False  # a discard since the last keys answer could not reach the relay
-    relay_epoch: int = 0  # the highest epoch any answer showed
+    relay_epoch: int = 0  # the highest epoch an answer client rule 5 names showed
+    shown_epoch: int = 0  # the highest epoch any answer showed (key gaps, POST keys too)
     noted_epoch: int = 0  # the relay's epoch as the device keeps it
     keys_asked: int = 0  # when it last asked for keys (tick)
     keys_owed: tuple | None = None  # (task, epoch): a pull served an op under an epoch it lacked
@@ -74,6 +75,7 @@ class Graph:
     log: LogSeen = attrs.Factory(lambda self: LogSeen(self.sk), takes_self=True)
     log_view: LogView | None = None
     log_view_at: int = 0  # the tick it was committed at
+    claims_from: int = 0  # the tick of its last wipe: checkpoints served since count
     minted: set[int] = attrs.Factory(set)  # epochs this device posted as a new epoch
     restamps: dict[str, int] = attrs.Factory(dict)  # refused rev-too-far-ahead, push order
     pulled: int = 0  # when it last sent a pull (tick)

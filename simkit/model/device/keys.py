@@ -53,7 +53,9 @@ class KeyRules:
         targets = [w.get("deviceId") for w in wraps if isinstance(w, dict)]
         excluding = body.get("excluding") if isinstance(body.get("excluding"), list) else []
         epoch = body.get("epoch")
-        mint = isinstance(epoch, int) and epoch > graph.relay_epoch
+        # a new epoch is one above every epoch an answer showed the device, key gaps
+        # included (an epoch only key gaps showed it is granted, not minted)
+        mint = isinstance(epoch, int) and epoch > graph.shown_epoch
         roster = (graph.rosters[-1][2] if graph.rosters else {}) if mint else graph.keygaps
         for target in targets:
             if target == self.me.device_id or not isinstance(target, str):
@@ -166,7 +168,7 @@ class KeyRules:
         imported = (self._importing or {}).get(graph.sk, {})
         for epoch in sorted(set(graph.keys) - set(keys)):
             if self._importing is None:
-                self.find("Keyring", f"dropped its key of epoch {epoch} of {graph.sk} (model: "
+                self.find("keyring", f"dropped its key of epoch {epoch} of {graph.sk} (model: "
                           "old epochs are kept)", graph.sk)  # fmt: skip
         for epoch, key in sorted(keys.items()):
             if (
@@ -175,7 +177,7 @@ class KeyRules:
                 or (imported.get(epoch) == key)
             ):
                 continue
-            rule = "client rule 13" if epoch in graph.minted else "Keys"
+            rule = "client rule 13" if epoch in graph.minted else "keyring"
             self.find(
                 rule,
                 f"adopted a key for epoch {epoch} of {graph.sk} that no keys answer wrapped to "
@@ -195,14 +197,14 @@ class KeyRules:
         self.pins[device_id] = pin
         if pin.state not in PIN_STATES:
             self.find(
-                "Device approval pin",
+                "pin states",
                 f"pinned {device_id} in state {pin.state!r} (model: a pin is one of "
                 f"{', '.join(PIN_STATES)}; no pin is unknown)",
             )
         by_possession = pin.state == "approved" and pin.via == "possession" and before is None
         if by_possession and not self._possession_proved(device_id, pin):
             self.find(
-                "Device approval pin",
+                "pin states",
                 f"approved {device_id} by possession without a valid selfSig over the key "
                 "triple it pinned (model: such a device is never auto-approved)",
             )
@@ -214,7 +216,7 @@ class KeyRules:
             )
             if not changed:
                 self.find(
-                    "Device approval pin",
+                    "pin states",
                     f"marked {device_id} conflicted without having been handed keys other than "
                     "the ones it approved",
                 )

@@ -2,7 +2,7 @@
 contradiction, latched; final heads are the chain's."""
 
 from simkit.model.device import facts
-from simkit.model.device.graph import Graph
+from simkit.model.device.graph import Graph, Served
 from simkit.model.device.views import UNFILTERED, LogView
 from simkit.protocol.derived import checkpoint_record_id
 
@@ -22,10 +22,10 @@ class LogRules:
         sk = graph.sk
         latched = before is not None and before.status == "alarm" and not self._wipe
         if latched and view.status != "alarm":
-            self.find("Log verification status", f"left alarm for {view.status} in {sk} "
+            self.find("log status", f"left alarm for {view.status} in {sk} "
                       "(model: alarm is latched)", sk)  # fmt: skip
         if view.status == "ok" and view.anchored is not None:
-            self.find("Log verification status", f"reports ok for {sk} with a chain anchored "
+            self.find("log status: anchored", f"reports ok for {sk} with a chain anchored "
                       f"mid-log at {view.anchored} (model: never ok)", sk)  # fmt: skip
         if view.anchored is None:
             for boundary, head in sorted(view.heads.items()):
@@ -34,7 +34,7 @@ class LogRules:
                 expected = graph.log.head_at(boundary)
                 if expected is not None and expected != head:
                     self.find(
-                        "Log chain",
+                        "log chain",
                         f"computed head {head[:10]}... at boundary {boundary} of {sk}; the log "
                         f"it was served gives {expected[:10]}... (model: the chain after "
                         "folding every entry with seq <= B)",
@@ -44,7 +44,7 @@ class LogRules:
             cause = self._alarm_cause(graph)
             if cause is None:
                 self.find(
-                    "Log verification status",
+                    "log status",
                     f"raised alarm on {sk} without a contradiction in what it was served "
                     "(model: alarm only on a contradiction, or a peer's head that differs at a "
                     "boundary)",
@@ -64,19 +64,49 @@ class LogRules:
         return self._checkpoint_differs(graph)
 
     def _checkpoint_differs(self, graph: Graph) -> str | None:
+        """Log check (2): a checkpoint of a peer the device could believe, served to it
+        since its log state began (an import drops that state), whose head differs from
+        the chain at its boundary. Every version served counts, not only the one its slot
+        holds now: what a peer signed for a boundary stays signed when a later write takes
+        the slot, a newer checkpoint or another member's forgery the device cannot
+        believe (docs/findings.md, F28)."""
         epoch1 = graph.keys.get(1)
         roster = graph.rosters[-1][2] if graph.rosters else {}
-        for record in graph.held.values():
-            if record.get("kind") != facts.CHECKPOINT_KIND or record.get("deleted"):
+        if epoch1 is None:
+            return None
+        for claimed, entry in sorted(roster.items()):
+            if claimed == self.me.device_id:
                 continue
-            data = record.get("data", {})
-            claimed = data.get("d")
-            owner = roster.get(claimed, {}).get("memberId") if isinstance(claimed, str) else None
-            if claimed == self.me.device_id or epoch1 is None or owner != record.get("by"):
-                continue
-            if record.get("id") != checkpoint_record_id(epoch1, claimed):
-                continue
-            head = graph.log.head_at(data.get("seq"))
-            if head is not None and head != data.get("head"):
-                return f"{claimed}'s checkpoint at {data.get('seq')} differs"
+            for item in graph.served_by_record.get(checkpoint_record_id(epoch1, claimed), ()):
+                data = self._believable(graph, item, claimed, entry.get("memberId"))
+                if data is None:
+                    continue
+                head = graph.log.head_at(data.get("seq"))
+                if head is not None and head != data.get("head"):
+                    return f"{claimed}'s checkpoint at {data.get('seq')} differs"
         return None
+
+    def _believable(self, graph: Graph, item: Served, claimed: str, owner: object) -> dict | None:
+        """The data of a checkpoint served in ``claimed``'s slot, if the device could
+        believe it (Checkpoint rules): served since its log state began, it opens under
+        the slot's AAD, fits the checkpoint schema, names ``claimed``, and its proven
+        author (client rule 2's authorship clauses under a roster the device was given,
+        any of them: the spec leaves the cache to the client) owns ``claimed``."""
+        op, sk = item.op, graph.sk
+        key = graph.keys.get(op.get("e", max(graph.keys, default=0)))
+        if item.tick < graph.claims_from or key is None or not self.app.verify_signatures:
+            return None
+        envelope, problem = facts.open_op(key, sk, op)
+        problem = problem or facts.envelope_problem(envelope, op.get("recordId"))
+        if problem is not None or op.get("rev") != envelope["r"]["at"]:
+            return None
+        record = envelope["r"]
+        if record["kind"] != facts.CHECKPOINT_KIND or record.get("deleted") is True:
+            return None
+        if facts.schema_problem(record, self.app.accepts) is not None:
+            return None
+        if record["data"].get("d") != claimed or record["by"] != owner:
+            return None
+        if all(facts.authorship_problems(envelope, sk, r)[0] for _, _, r in graph.rosters):
+            return None
+        return record["data"]

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import attrs
 
 from simkit.errors import SimkitError
+from simkit.model.catalogue import rule_id
 from simkit.model.device.graph import ROSTERS_KEPT, Graph, PushRun, PushSent
 from simkit.model.device.keys import KeyRules, fingerprint
 from simkit.model.device.logcheck import LogRules
@@ -29,7 +30,7 @@ from simkit.model.device.receive import ReceiveRules
 from simkit.model.device.views import App, Changes, Finding, Identity, Pin
 from simkit.model.device.wire import as_int, error_code, is_count, parsed, route_of, signature_of
 from simkit.model.device.writes import WriteRules
-from simkit.model.rules import changed
+from simkit.model.rules import declared
 from simkit.protocol.ids import graph_id_for, storage_key
 from simkit.protocol.messages import answer_problems
 
@@ -108,16 +109,20 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
                 self._sks[graph_id] = None
         return self._sks[graph_id]
 
-    def find(self, rule: str, detail: str, graph: str | None = None, records=()) -> None:
-        """Keep a disagreement, unless the variant changes that rule on purpose: then it
-        is a departure, counted (the other invariants judge what the change does)."""
-        declared = changed(rule, self.changes)
-        if declared is not None:
-            self.departures[declared] += 1
+    def find(self, rule: str | tuple[str, ...], detail: str, graph: str | None = None,
+             records=()) -> None:  # fmt: skip
+        """Keep a disagreement in ``rule`` (a catalogue ID, or several), unless the
+        variant changes one of them on purpose: then it is a departure, counted (the
+        other invariants judge what the change does)."""
+        rules = tuple(rule_id(r) for r in ((rule,) if isinstance(rule, str) else rule))
+        departed = declared(rules, self.changes)
+        if departed:
+            self.departures[departed[0]] += 1
             if self.on_departure is not None:
-                self.on_departure(declared)
+                self.on_departure(departed[0])
             return
-        finding = Finding(rule, f"{self.me.device_id} {detail}", graph, tuple(records))
+        rule = ", ".join(rules)  # the sentence's opening
+        finding = Finding(rule, f"{self.me.device_id} {detail}", graph, tuple(records), rules)
         self.findings.append(finding)
         if self.on_finding is not None:
             self.on_finding(finding)
@@ -179,7 +184,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         view = graph.log_view if graph is not None and graph.log_view_at < at else None
         if view is not None and view.status == "ok":
             self.find(
-                "Log verification status",
+                "log status",
                 f"kept log status ok for {sk} though the relay could not be reached "
                 f"({method} {path} gave up) (model: ok -> unverified)",
                 sk,
@@ -257,6 +262,11 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         epoch = answer.get("latestEpoch") if route == "get_keys" else answer.get("epoch")
         if route in ("push", "pull", "get_keys") and is_count(epoch):
             graph.relay_epoch = max(graph.relay_epoch, epoch)
+        # every answer that states the relay's epoch tells the device which epochs exist:
+        # a post of one of them is a grant, not a new epoch (client rule 14)
+        shown = answer.get("latestEpoch") if route in ("get_keys", "keygaps", "put_keys") else epoch
+        if route in ("push", "pull", "get_keys", "keygaps", "put_keys") and is_count(shown):
+            graph.shown_epoch = max(graph.shown_epoch, shown)
         if route == "pull":
             self._pulled(graph, request, answer)
             ops = answer.get("ops") if isinstance(answer.get("ops"), list) else []
@@ -345,6 +355,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
     def imported(self) -> None:
         if self._wipe:
             self._check_wiped()
+            for graph in self.graphs.values():  # its log state went too, and what it believed
+                graph.claims_from = self.tick  # (log check (2): ``LogRules._believable``)
         self._importing, self._wipe = None, False
 
     def ran(self, graph_id: str, error: str | None, last_error: object) -> None:
@@ -356,7 +368,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         if (error is None and last_error is None) or (isinstance(last_error, str) and last_error):
             return
         self.find(
-            "Client status",
+            "events rule 5",
             f"ended a sync run of {graph_id} (error: {error}) with status.lastError "
             f"{last_error!r} (model: a text saying what went wrong)",
             self._sk(graph_id),
@@ -405,7 +417,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         for graph in self.graphs.values():
             if graph.held or graph.queued or graph.refused:
                 self.find(
-                    "Ceremonies",
+                    "ceremony: recover",
                     f"imported a recovery bundle and still holds records of {graph.sk} (model: "
                     "importing first wipes the local record store)",
                     graph.sk,

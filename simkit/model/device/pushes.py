@@ -53,7 +53,7 @@ class PushRules:
         signed by itself over the storage key, its queued write, and nothing more."""
         sk = graph.sk
         if not isinstance(op, dict) or not facts.safe_id(op.get("recordId")):
-            self.find("Ops on the wire", f"pushed a malformed op to {sk}: {op!r:.80}", sk)
+            self.find("ops on the wire", f"pushed a malformed op to {sk}: {op!r:.80}", sk)
             return
         rid = op["recordId"]
         epoch = op.get("e", current)
@@ -72,7 +72,7 @@ class PushRules:
         problem = problem or facts.envelope_problem(envelope, rid)
         if problem is not None:
             self.find(
-                "Cryptographic constructions",
+                ("construction: records and blobs", "construction: AAD", "record envelope"),
                 f"pushed {rid} to {sk} sealed wrong: {problem[1]} (model: AES-GCM under the "
                 f"epoch key with AAD {sk}/{rid}, a RecordEnvelope of v 1)",
                 sk,
@@ -83,7 +83,7 @@ class PushRules:
         signature = envelope.get("s")
         if envelope.get("d") != self.me.device_id:
             self.find(
-                "RecordEnvelope",
+                "record envelope",
                 f"pushed {rid} with d {envelope.get('d')!r} (model: the device ID that signed, "
                 f"{self.me.device_id!r})",
                 sk,
@@ -93,7 +93,7 @@ class PushRules:
             isinstance(signature, str) and verifies(self.me.sig_jwk, sk, record, signature)
         ):
             self.find(
-                "Cryptographic constructions",
+                "construction: signature",
                 f"pushed {rid} whose signature does not verify over skm-record-v1, the storage "
                 f"key {sk} and the record (model: ECDSA over the storage key)",
                 sk,
@@ -101,30 +101,30 @@ class PushRules:
             )
         if op.get("rev") != record["at"]:
             self.find(
-                "Ops on the wire",
+                "ops on the wire",
                 f"pushed {rid} with rev {op.get('rev')} for a record at {record['at']} (model: "
                 "rev is the record's at)",
                 sk,
                 [rid],
             )
         if record["by"] != self.me.member_id:
-            self.find("GraphRecord", f"pushed {rid} with by {record['by']!r}", sk, [rid])
+            self.find("graph record", f"pushed {rid} with by {record['by']!r}", sk, [rid])
         if ("k" in op or "sh" in op) and not self.app.send_metadata:
             self.find(
-                "Partial sync rules",
+                "partial sync: opt-in",
                 f"sent k/sh on {rid} ({op.get('k')!r}) though the app did not opt in (model: "
                 "the default is to send neither)",
                 sk,
                 [rid],
             )
         elif "k" in op and op["k"] != record["kind"]:
-            self.find("Ops on the wire", f"pushed {rid} with k {op['k']!r}, not its kind", sk)
+            self.find("ops on the wire", f"pushed {rid} with k {op['k']!r}, not its kind", sk)
         # members this spec does not know (a newer client's) are signed and ignored by
         # every receiver (Versioning rule 3): the queued write is its known members
         record = facts.parsed(record)
         if record == graph.queued.get(rid) and graph.accepted.get(rid) == record["at"]:
             self.find(
-                "the queue",
+                "queued writes",
                 f"pushed {rid} (at {record['at']}) to {sk} again after an answer it committed "
                 "accepted it (model: a settled write leaves the queue)",
                 sk,
@@ -132,7 +132,7 @@ class PushRules:
             )
         elif record != graph.queued.get(rid) and record != began.queued.get(rid):
             self.find(
-                "the queue",
+                "queued writes",
                 f"pushed a version of {rid} (at {record['at']}) that is not its queued write "
                 f"(queued: {at_text(graph.queued.get(rid))})",
                 sk,
@@ -147,14 +147,14 @@ class PushRules:
         sk, data = graph.sk, record["data"]
         problem = facts.checkpoint_problem(data)
         if problem is not None:
-            self.find("Checkpoint record", f"published a checkpoint in {sk}: {problem}", sk)
+            self.find("checkpoint record", f"published a checkpoint in {sk}: {problem}", sk)
             return
         if data["d"] != self.me.device_id:
-            self.find("Checkpoint record", f"published a checkpoint naming {data['d']!r}", sk)
+            self.find("checkpoint record", f"published a checkpoint naming {data['d']!r}", sk)
         epoch1 = graph.keys.get(1)
         if epoch1 is not None and record["id"] != checkpoint_record_id(epoch1, data["d"]):
             self.find(
-                "Derived values",
+                "derived: checkpoint record ID",
                 f"published its checkpoint in slot {record['id']!r}, not the one derived "
                 "from its device ID (HMAC under HKDF(epoch-1 key, skm-ckpt-v1))",
                 sk,
@@ -162,11 +162,11 @@ class PushRules:
             )
         view = graph.log_view
         if view is not None and view.anchored is not None:
-            self.find("Log verification status", "anchored mid-log, published a checkpoint", sk)
+            self.find("log status: anchored", "anchored mid-log, published a checkpoint", sk)
         head = graph.log.head_at(data["seq"])
         if head is not None and head != data["head"]:
             self.find(
-                "Log chain",
+                "log chain",
                 f"published head {data['head'][:10]}... at boundary {data['seq']} of {sk}; the "
                 f"log it was served gives {head[:10]}...",
                 sk,
@@ -218,7 +218,7 @@ class PushRules:
             )
         else:
             self.find(
-                "the queue",
+                "queued writes",
                 f"dropped its queued write of {rid} in {graph.sk} (at {queued['at']}) that the "
                 "relay never settled (model: writes are held until settled)",
                 graph.sk,

@@ -25,7 +25,7 @@ class ReceiveRules:
         cursor, after = graph.cursors.get(sub), as_int(query.get("after"), 0)
         if cursor is not None and isinstance(after, int) and after < cursor:
             self.find(
-                "Pull rules",
+                "pull: cursor per subscription",
                 f"pulled {graph.sk} from {after} though its cursor stood at {cursor} (model: "
                 "clients persist cursor per subscription and pull from it)",
                 graph.sk,
@@ -108,7 +108,7 @@ class ReceiveRules:
             return
         if cursor > bound:
             self.find(
-                "client rule 8" if unfiltered and graph.pushes else "Pull rules",
+                "client rule 8" if unfiltered and graph.pushes else "pull: cursor per subscription",
                 f"moved its cursor of {sub[0]} from {before} to {cursor}, past what the relay "
                 f"served it ({bound}) (model: echo skipping only when every op of the batch "
                 "landed and nothing else was written between)",

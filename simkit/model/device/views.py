@@ -79,10 +79,11 @@ class Finding:
     """A disagreement: the spec rule, what the device was given, what the spec makes
     of it and what the device did."""
 
-    rule: str
+    rule: str  # the rules' IDs, as the sentence begins
     detail: str
     graph: str | None = None
     records: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # the catalogue IDs it is about
 
     def __str__(self) -> str:
         return f"{self.rule}: {self.detail}"

@@ -18,7 +18,7 @@ class WriteRules:
         held = self.graph(sk).held.get(record_id)
         if held is None or held.get("at") != rev:
             self.find(
-                "Local writes",
+                "service rule 8",
                 f"told the application {record_id} was written at {rev} in {sk}, but its "
                 f"durable store holds {at_text(held)} (model: durable when the write returns)",
                 sk,
@@ -37,7 +37,7 @@ class WriteRules:
         if new != old:
             if new is None:
                 if self._importing is None and not refused_for_good(graph, rid):
-                    self.find("Held records", f"dropped {rid} from {sk} (model: a record is "
+                    self.find("graph record", f"dropped {rid} from {sk} (model: a record is "
                               "never forgotten; a deletion is a tombstone)", sk, [rid])  # fmt: skip
             elif written and new == queued:
                 self._stamped(graph, rid, old, new, clock_ms, restamp)
@@ -53,9 +53,14 @@ class WriteRules:
         if queued is None and queued_before is not None:
             self._dequeued(graph, rid, queued_before, new)
         elif queued is not None and new != queued and self._importing is None:
-            self.find("the queue", f"kept its queued write of {rid} in {sk} at {queued.get('at')} "
-                      f"while it holds {at_text(new)} (model: a queued write is the version "
-                      "held; one replaced leaves the queue)", sk, [rid])  # fmt: skip
+            self.find(
+                "queued writes",
+                f"kept its queued write of {rid} in {sk} at {queued.get('at')} while it holds "
+                f"{at_text(new)} (model: a queued write is the version held; one replaced "
+                "leaves the queue)",
+                sk,
+                [rid],
+            )
         if written and queued_before is None:
             graph.before[rid] = old
         if written:
@@ -86,7 +91,7 @@ class WriteRules:
         sk = graph.sk
         problem = facts.record_problem(new)
         if problem is not None or new.get("id") != rid or new.get("by") != self.me.member_id:
-            self.find("GraphRecord", f"wrote {rid} in {sk} malformed: {problem or new!r:.120}",
+            self.find("graph record", f"wrote {rid} in {sk} malformed: {problem or new!r:.120}",
                       sk, [rid])  # fmt: skip
             return
         expected = self._expected_stamp(graph, rid, old, clock_ms, restamp)
