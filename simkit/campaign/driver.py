@@ -236,17 +236,21 @@ def _refresh_workers(campaign: Campaign, cluster) -> None:
     campaign.seen += [w for w in campaign.workers if w not in campaign.seen]
 
 
-def fails_honestly(reproducer: dict) -> bool:
-    """Whether a mutant's failing run fails on the honest stack as well (replayed here,
-    on the code this driver runs): then it shows a fault of the stack or the harness,
-    and kills no mutant."""
-    repro = attrs.evolve(Reproducer.from_json(reproducer), variant=None)
+def fails_honestly(reproducer: dict, source: bool) -> bool:
+    """Whether a mutant's failing run fails without the mutation as well (replayed here,
+    on the code this driver runs: the base): then it shows a fault of the stack or the
+    harness, present without the change, and kills no mutant. A source mutant's base
+    is the code unmutated, with the variant it was fuzzed under (``mutate --variant``);
+    a planted variant's is the protocol as specified."""
+    repro = Reproducer.from_json(reproducer)
+    if not source:
+        repro = attrs.evolve(repro, variant=None)
     try:
         return bool(replay(repro).violations)
     except KeyboardInterrupt:
         raise
-    except BaseException:  # the honest stack crashes on it (a Trio exception group
-        return True  # included): a fault of the stack all the same, never simkit's end
+    except BaseException:  # the base crashes on it (a Trio exception group included):
+        return True  # a fault of the stack all the same, never simkit's end
 
 
 def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, lost, wait=False):
@@ -261,7 +265,7 @@ def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, lost, 
         return
     outcome["at"] = at
     if campaign.plan.mutants and outcome["reproducer"] is not None:
-        outcome["honest_fails"] = fails_honestly(outcome["reproducer"])
+        outcome["honest_fails"] = fails_honestly(outcome["reproducer"], chunk.mutant is not None)
     campaign.outcomes.append(outcome)
     campaign.coverage.counts.update(outcome["coverage"])
     campaign.coverage.worlds += outcome.get("worlds", 0)

@@ -36,6 +36,13 @@ class AppConfig:
     poke_debounce_s: float = 0.25  # pokes within it join one sync run (docs/client.md)
     poll_interval_s: float = 5.0
     recheck_s: float = 30.0  # how often an idle device asks for keys and key gaps
+    # One sync run over every followed graph lasts about this long at most: each graph's
+    # push, pull and log read stop between requests once its even share of it has
+    # passed, keep what they did, and the device runs again at once. Graphs are synced
+    # one after another, so a backlog that takes minutes to read would otherwise hold
+    # every other graph's key check and rotation turn back for as long
+    # (docs/client.md, "How long a sync run lasts"; docs/findings.md, F30). None: no limit.
+    run_budget_s: float | None = 30.0
     max_batch_ops: int = attrs.field(
         default=MAX_BATCH_OPS, validator=attrs.validators.le(MAX_BATCH_OPS)
     )

@@ -100,6 +100,7 @@ class Device(Pins, Status, Ceremonies):
         self._written = False
         self._runs = 0  # sync runs started by ``run``: the poll timer skips a busy interval
         self._checked: dict[tuple[str, str], int] = {}
+        self.share: tuple[int, float] | None = None  # (start, ms): a graph's part of a run
         # (storage key, record) -> (queued record, epoch, op): a queued write is sealed
         # and signed once, not again on every push attempt (memory only: a restart
         # seals afresh)
@@ -449,9 +450,10 @@ class Device(Pins, Status, Ceremonies):
             self._booted = True
             if self.config.approval_mode == OBSERVE:
                 self.emit("linking.unenforced", None)
-        for gid in [graph_id] if graph_id else self.graphs():
+        gids = [graph_id] if graph_id else self.graphs()
+        for gid in gids:
             try:
-                stats = await sync.sync_graph(self, gid)
+                stats = await sync.sync_graph(self, gid, of=len(gids))
             except RelayUnavailable as exc:
                 self.last_error = str(exc)
                 self._relay_unreachable(gid)

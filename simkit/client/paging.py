@@ -36,13 +36,16 @@ class Pages:
     limit: int = MAX_PAGES
     read: int = 0
     cut_short: bool = False  # the read stopped at ``limit`` while pages were waiting
+    yielded: bool = False  # the read stopped because its graph's share of the run was spent
 
-    def another(self, after: int, cursor: int, more: bool) -> bool:
-        """After the page asked ``after`` that ends at ``cursor``: read another one?"""
+    def another(self, after: int, cursor: int, more: bool, spent: bool = False) -> bool:
+        """After the page asked ``after`` that ends at ``cursor``: read another one?
+        ``spent``: the graph's share of this sync run has passed (``sync.share_spent``)."""
         self.read += 1
         if not more:
             return False
         if cursor <= after:
             raise PagingStalled(self.route, self.graph_id, after, cursor)
         self.cut_short = self.read >= self.limit
-        return not self.cut_short
+        self.yielded = spent and not self.cut_short
+        return not (self.cut_short or self.yielded)

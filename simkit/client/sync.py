@@ -34,7 +34,37 @@ def prior_rev(record: dict | None) -> int:
     return record["at"] if record else 0
 
 
-async def sync_graph(device, graph_id: str) -> dict:
+async def sync_graph(device, graph_id: str, of: int = 1) -> dict:
+    """One graph's part of a sync run over ``of`` graphs; it gets an even share of
+    ``run_budget_s`` (docs/client.md, "How long a sync run lasts")."""
+    budget = device.config.run_budget_s
+    device.share = None if budget is None else (device.clock.now_ms(), budget * 1000 / of)
+    try:
+        return await _sync_graph(device, graph_id)
+    finally:
+        device.share = None
+
+
+def share_spent(device) -> bool:
+    """Whether the graph being synced has had its share of this run (a wall clock that
+    stepped back since the share began ends it too). Its push, pull and log read then
+    stop between requests and the rest waits for the next run (``yield_run``), so that
+    the other graphs' key checks and rotation turns are not held back (docs/findings.md,
+    F30)."""
+    if device.share is None:
+        return False
+    start, ms = device.share
+    return not 0 <= device.clock.now_ms() - start < ms
+
+
+def yield_run(device, graph_id: str, route: str) -> None:
+    """A push or read stopped at its graph's share of the run: say so, and run again at
+    once (not at the next poke or poll) to go on from where it stopped."""
+    device.emit("sync.stopped", graph_id, route=route, reason="run-budget")
+    device.wake()
+
+
+async def _sync_graph(device, graph_id: str) -> dict:
     stats = {"pushed": 0, "pulled": 0, "refused": 0}
     if device.due(graph_id, "keys") and await _checked_keys(device, graph_id) is None:
         device.not_checked(graph_id, "keys")  # due again next run (F18)
@@ -162,6 +192,9 @@ async def _push_queue(device, graph_id: str) -> tuple[int, bool]:
         device.store.commit()
         if device.behind(graph_id) or device.keyring(graph_id).current != epoch:
             break  # the rest was sealed under a key a newer epoch replaced: reseal next run
+        if batch is not batches[-1] and share_spent(device):
+            yield_run(device, graph_id, "push")  # the rest is pushed in the next run
+            break
     return landed, repaired
 
 
@@ -298,13 +331,17 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         whole = stopped_at is None and not answer["more"]
         device.store.put("pulled", sub_key, {"cursor": cursor, "whole": whole})
         device.store.commit()  # the applied batch and its cursor become durable together
-        if stopped_at is not None or not pages.another(after, cursor, answer["more"]):
+        spent = share_spent(device)
+        if stopped_at is not None or not pages.another(after, cursor, answer["more"], spent):
             _cut_short(device, pages)
             return applied, refused
 
 
 def _cut_short(device, pages: Pages) -> None:
-    """A read that stopped at its page limit says so; the next sync run goes on."""
+    """A read that stopped at its page limit or its graph's share of the run says so;
+    the next sync run goes on."""
+    if pages.yielded:
+        yield_run(device, pages.graph_id, pages.route)
     if pages.cut_short:
         device.last_error = (
             f"{pages.route} {pages.graph_id}: stopped after {pages.read} pages; "
@@ -471,6 +508,7 @@ async def verify_log(device, graph_id: str) -> None:
     pages = Pages("log", graph_id)
     unavailable = None
     waiting = None  # records named up to ``served`` in versions not served, no later entry yet
+    unjudged = False  # an entry read up to ``served`` names a version not served
     while log.state != ALARM and log.through < served:
         query = {"after": str(after), "limit": str(device.config.log_page)}
         try:
@@ -486,6 +524,10 @@ async def verify_log(device, graph_id: str) -> None:
             log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
             break
         entries.extend(answer["entries"])
+        unjudged = unjudged or any(
+            e["seq"] <= served and not was_served(e, held_rev, refused_rev)
+            for e in answer["entries"]
+        )
         end = answer["entries"][-1]["seq"] if answer["entries"] else after
         read = served if not answer["more"] else end  # every entry up to here is in hand
         if end >= served:  # read on only while an entry waits on a later one (F11)
@@ -499,7 +541,10 @@ async def verify_log(device, graph_id: str) -> None:
             if not waiting:
                 read = served
                 break
-        if not pages.another(after, end, answer["more"]):
+        # A read holding an entry it cannot judge yet reads on whatever the run's time:
+        # the fold stops before that entry, so stopped here, the next run would read the
+        # same pages again and never get further (docs/findings.md, F30).
+        if not pages.another(after, end, answer["more"], share_spent(device) and not unjudged):
             break
         after = end
     _cut_short(device, pages)

@@ -122,7 +122,9 @@ class AlarmCompleteness(Invariant):
     - a direct contradiction (withholding ops the log still lists, a rollback, a
       reordered log): every target the relay served one to, while it was the
       target's only mode, is in ``alarm`` by the end of its first sync run of that
-      graph that completes (reaches the relay throughout) after it was served. A
+      graph that completes (reaches the relay throughout, and neither its pull nor
+      its log read stopped before the end: ``sync.stopped`` at a page limit or at the
+      graph's share of the run, docs/client.md "Paging") after it was served. A
       run is the unit: reading a long log one entry per page over a lossy network
       takes what it takes, but a completed run has read the log to what it served;
     - log check (2), what checkpoints catch (forks that meet again, withheld log entries,
@@ -133,17 +135,24 @@ class AlarmCompleteness(Invariant):
     """
 
     name = "alarm-completeness"
-    observes = ("log.alarm", "sync.done")
+    observes = ("log.alarm", "sync.stopped", "sync.done")
 
     def __init__(self) -> None:
         self._alarmed: dict[str, float] = {}
         self._runs: dict[tuple[str, str], list[float]] = {}  # completed runs per graph
+        self._stopped: set[tuple[str, str]] = set()  # a read of the run under way stopped early
 
     def observe(self, world, event):
-        if event.fields["name"] == "log.alarm":
+        name, run = event.fields["name"], (event.actor, event.fields["graph"])
+        if name == "log.alarm":
             self._alarmed.setdefault(event.actor, event.t)
+        elif name == "sync.stopped":
+            if event.fields["route"] in ("pull", "log"):
+                self._stopped.add(run)
+        elif run in self._stopped:
+            self._stopped.discard(run)  # the rest is read in a later run
         elif event.fields.get("error") is None:
-            self._runs.setdefault((event.actor, event.fields["graph"]), []).append(event.t)
+            self._runs.setdefault(run, []).append(event.t)
         return ()
 
     def final(self, world):

@@ -32,7 +32,9 @@ def test_two_workers_find_shrink_and_write_a_reproducer_that_replays(tmp_path):
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "on 2 workers" in result.output.splitlines()[0]
-    assert "VIOLATION caused by the change" in result.output and "reproducer written" in result.output
+    assert (
+        "VIOLATION caused by the change" in result.output and "reproducer written" in result.output
+    )
     written = json.loads(out.read_text())
     assert written["fuzz_seed"] == 1 and written["variant"] == "tests.fuzz.variants:max_seq"
     assert replay(Reproducer.load(out)).violations

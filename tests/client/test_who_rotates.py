@@ -8,7 +8,7 @@ import trio
 from simkit.client import AppConfig
 from simkit.client.approval import APPROVE
 from simkit.relay.older import OlderRelay
-from tests.client.world import World, app_config, team, virtual
+from tests.client.world import RecordingTransport, World, app_config, team, virtual
 
 TURN_S = 30
 
@@ -108,3 +108,47 @@ async def test_who_rotates_a_device_the_gate_refuses_named_by_an_incomplete_answ
     assert await a1.rotate("g:team")
     graph = world.relay.state.graphs["g:team"]
     assert graph.latest_epoch == 2 and "c1" not in graph.wraps[2] and "b1" in graph.wraps[2]
+
+
+class _SlowTransport(RecordingTransport):
+    """Every request takes a second: a long backlog takes minutes to read."""
+
+    async def send(self, request):
+        await trio.sleep(1)
+        return await super().send(request)
+
+
+@virtual
+async def test_who_rotates_a_long_backlog_in_another_graph_holds_back_no_turn():
+    """Graphs are synced one after another. a2 reads a backlog of g:team one op per page
+    over a slow network (minutes of reading) while ``u`` owes a rotation: its turn (one
+    turn in, a1 ranks first) still comes on time, because each graph's reads stop at its
+    share of ``run_budget_s`` and the next run goes on with them (docs/findings.md, F30).
+    Before, the first run read the whole backlog and ``u`` waited behind it (o4)."""
+    world = World()
+    others = app_config(rotate_after_s=None)
+    a1, a2, a3 = await team(
+        world, ("alice", "a1"), ("alice", "a2"), ("alice", "a3"),
+        configs={"a1": others, "a3": others},
+    )  # fmt: skip
+    assert await a1.bootstrap("u")
+    for device in (a2, a3):
+        device.subscribe("u")
+    await world.sync_all()
+    backlog = 150
+    for n in range(backlog):
+        a1.put("g:team", f"n{n}", "note", {"t": str(n)})
+    await a1.sync("g:team")
+    assert (await a1.request("POST", "/devices/a3/revoke")).status == 200
+    u = world.relay.state.graphs["u:alice"]
+    assert u.rotation_required and u.latest_epoch == 1
+    a2.config = AppConfig(pull_limit=1, rotate_after_s=TURN_S)
+    a2.transport = _SlowTransport(world.relay)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(a2.run)
+        a2.wake()
+        await trio.sleep(TURN_S * 5)  # past a2's turn with room to spare, not the backlog
+        nursery.cancel_scope.cancel()
+    assert a2.store.get("cursor", "g:team", 0) < world.relay.state.graphs["g:team"].seq
+    assert u.latest_epoch == 2 and not u.rotation_required
+    assert "a2" in u.wraps[2] and "a3" not in u.wraps[2]

@@ -58,7 +58,12 @@ def test_conform_check_fails_on_a_relay_that_breaks_its_rule(relay_class, check)
 def test_conform_checks_cite_a_line_of_the_spec_that_holds_their_quote():
     spec = _spec()
     if spec is None:
-        pytest.skip(f"{SPEC} is not above this checkout")
+        here = Path(__file__).resolve().parents[2]
+        pytest.skip(
+            "this test holds each conformance check's quote to the spec line it cites, "
+            f"and the spec is not found: copy relay-spec.md to {here.parent / SPEC} "
+            "(the protocol's repository keeps it at shared/spec/, beside this checkout)"
+        )
     lines = spec.read_text(encoding="utf-8").splitlines()
     for check in CHECKS:
         assert check.quote in lines[check.line - 1], (
