@@ -57,6 +57,13 @@ class WorldErrors(SimkitError):
         super().__init__("\n".join(lines))
 
 
+def in_world(exc: BaseException) -> bool:
+    """Whether ``exc`` escaped a simulated world (the stack under test crashed there,
+    ``simkit.sim.failure.surfaced``), as opposed to simkit failing outside any world."""
+    inner = exc.exceptions if isinstance(exc, BaseExceptionGroup) else (exc,)
+    return any(getattr(e, "simkit_world", None) is not None for e in inner)
+
+
 def describe(exc: BaseException) -> str:
     """``Type: message``, then each note (where a world raised it) on its own line."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -31,11 +31,16 @@ from simkit.campaign.cluster import LOCAL_STOP, local_stop
 from simkit.fuzz.mutants import Mutant, mutated_copy
 from simkit.fuzz.runner import FuzzResult, fuzz
 from simkit.realtime import wall_clock
+from simkit.sim.costs import Costs
+from simkit.sim.exercise import Exercise
 from simkit.sim.variant import HONEST
 from simkit.sim.variants import load_variant
 
 CHUNK_EXAMPLES = 10  # two of the runner's alternating chunks: 5 honest, 5 adversary
 STOP_CHECK_S = 1.0  # how often a running chunk asks whether the campaign stopped
+# a mutant's process may run this much past twice its budget (start-up, the last example,
+# which cannot be cut mid-step) before its mutant is judged to hang the world
+PROCESS_SLACK_S = 120.0
 
 
 def chunk_seed(campaign_seed: int, index: int) -> int:
@@ -197,35 +202,49 @@ def _worker_name() -> str:
         return f"pid {os.getpid()}"
 
 
-class ChunkProcessDied(RuntimeError):
-    """A mutant's chunk process ended without an outcome (a crash, the OOM killer): the
-    chunk is lost, as one whose worker died, and the campaign goes on."""
-
-
 def _in_mutated_copy(chunk: Chunk) -> dict:
-    """Run a source mutant's chunk in a fresh process that imports the mutated copy."""
+    """Run a source mutant's chunk in a fresh process that imports the mutated copy. A
+    process that runs far past its budget (the mutant hangs the world: a step that never
+    returns) is stopped, and one that dies without an outcome (the mutated code cannot
+    even start, the OOM killer) is reported: each is the mutant's verdict ("timed out",
+    "crashed"), never the campaign's end."""
     with tempfile.TemporaryDirectory(prefix="simkit-mutant-") as tmp:
         root = mutated_copy(chunk.mutant, Path(tmp))
         (Path(tmp) / "chunk.json").write_text(json.dumps(chunk.to_json()), encoding="utf-8")
-        budget = chunk.seconds + (chunk.shrink_seconds or chunk.seconds)
-        done = subprocess.run(
-            [sys.executable, "-m", "simkit.campaign.chunk", "chunk.json", "outcome.json"],
-            cwd=tmp,
-            env={
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
-            },
-            capture_output=True,
-            text=True,
-            timeout=2 * budget + 120,
-        )
+        budget = chunk.seconds + ((chunk.shrink_seconds or chunk.seconds) if chunk.shrink else 0)
+        limit = 2 * budget + PROCESS_SLACK_S
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "simkit.campaign.chunk", "chunk.json", "outcome.json"],
+                cwd=tmp,
+                env={
+                    **os.environ,
+                    "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+                },
+                capture_output=True,
+                text=True,
+                timeout=limit,
+            )
+        except subprocess.TimeoutExpired:
+            why = f"its process ran past {limit:g} s (a budget of {budget:g} s) and was stopped"
+            return ended(chunk, "timed out", why)
         if done.returncode != 0:
             killed = " (killed: out of memory?)" if done.returncode == -9 else ""
-            raise ChunkProcessDied(
-                f"mutant {chunk.mutant.name}: its chunk's process exited {done.returncode}"
-                f"{killed}:\n" + done.stderr[-2000:]
-            )
+            why = f"its process exited {done.returncode}{killed}: {done.stderr[-1500:]}"
+            return ended(chunk, "crashed", why)
         return json.loads((Path(tmp) / "outcome.json").read_text(encoding="utf-8"))
+
+
+def ended(chunk: Chunk, how: str, why: str) -> dict:
+    """The outcome of a chunk whose process gave none (``how``: "timed out", "crashed")."""
+    return {
+        "index": chunk.index, "target": chunk.target, "seed": chunk.seed, "ended": how,
+        "why": why, "examples": 0, "steps": 0, "seconds": 0.0, "invariants": [],
+        "found_after": None, "first_steps": None, "shrink_attempts": 0, "shrinking": None,
+        "failure": None, "attribution": None, "reproducer": None, "base_findings": [],
+        "error": None, "coverage": {}, "worlds": 0, "exercise": Exercise().to_json(),
+        "costs": Costs().state(),
+    }  # fmt: skip
 
 
 def _main(source: str, target: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, ChunkProcessDied, chunk_seed, run_chunk
+from simkit.campaign.chunk import CHUNK_EXAMPLES, Chunk, chunk_seed, run_chunk
 from simkit.campaign.cluster import LOCAL_STOP, DaskCluster, LocalPool
 from simkit.campaign.findings import Finding, Findings, key_of
 from simkit.ctrl_c import CtrlC, deferred_ctrl_c
@@ -258,7 +258,7 @@ def _collect(campaign: Campaign, chunk: Chunk, future, at: float, record, lost, 
     the errors that say its worker died)."""
     try:
         outcome = future.result() if wait or future.done() else None
-    except (*lost, ChunkProcessDied) as exc:
+    except lost as exc:
         campaign.lost.append({"index": chunk.index, "target": chunk.target, "why": str(exc)})
         return
     if outcome is None:

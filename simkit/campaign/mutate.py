@@ -100,8 +100,18 @@ def by_operator(mutants: list[Mutant], table: list[Score]) -> dict[str, list[int
     return dict(sorted(out.items()))
 
 
+VERDICTS = ("killed", "timed out", "crashed", "survived", "honest-fails", "lost")
+
+
+def verdict_counts(table: list[Score]) -> dict[str, int]:
+    """How many mutants got each verdict, in ``VERDICTS``' order (those with none left out)."""
+    counts = {verdict: sum(s.verdict == verdict for s in table) for verdict in VERDICTS}
+    return {verdict: n for verdict, n in counts.items() if n}
+
+
 def survivors(mutants: list[Mutant], table: list[Score]) -> list[dict]:
-    """Each mutant not killed: its verdict, file, line, operator and diff."""
+    """Each mutant not killed: its verdict, file, line, operator and diff (and, for one
+    that timed out or crashed, why)."""
     out = []
     for mutant, score in zip(mutants, table, strict=True):
         if score.verdict == "killed":
@@ -112,7 +122,7 @@ def survivors(mutants: list[Mutant], table: list[Score]) -> list[dict]:
                 "mutant": mutant.name, "verdict": score.verdict,
                 "file": mutant.path if mutant.root else f"simkit/{mutant.path}",
                 "line": int(where.rpartition(":")[2]), "operator": operator,
-                "examples": score.examples, "diff": diff(mutant),
+                "examples": score.examples, "diff": diff(mutant), "why": score.why,
             }
         )  # fmt: skip
     return out
@@ -121,7 +131,8 @@ def survivors(mutants: list[Mutant], table: list[Score]) -> list[dict]:
 def lines(mutants: list[Mutant], table: list[Score], seed: int) -> list[str]:
     """The score, per operator, and each survivor with its diff."""
     killed = sum(s.verdict == "killed" for s in table)
-    out = [f"mutation score: {killed}/{len(table)} operator mutants killed (seed {seed})"]
+    counts = ", ".join(f"{n} {verdict}" for verdict, n in verdict_counts(table).items())
+    out = [f"mutation score: {killed}/{len(table)} operator mutants killed (seed {seed}): {counts}"]
     for operator, (k, n) in by_operator(mutants, table).items():
         out.append(f"  {operator}: {k}/{n}")
     for survivor in survivors(mutants, table):
@@ -129,16 +140,24 @@ def lines(mutants: list[Mutant], table: list[Score], seed: int) -> list[str]:
             f"{survivor['verdict']}: {survivor['file']}:{survivor['line']} "
             f"({survivor['operator']}, {survivor['examples']:,} examples)"
         )
+        if survivor["why"]:
+            out.append(f"    {survivor['why'].splitlines()[0]}")
         out += ["    " + line for line in survivor["diff"].splitlines()[2:]]
     return out
 
 
-def to_json(mutants: list[Mutant], table: list[Score], seed: int, seconds: float) -> dict:
+def to_json(
+    mutants: list[Mutant], table: list[Score], seed: int, seconds: float, complete: bool = True
+) -> dict:
+    """The score as ``--json`` writes it (``complete`` False: written as verdicts came in,
+    the mutants still running or never run listed as ``lost`` for now)."""
     killed = sum(s.verdict == "killed" for s in table)
     return {
         "seed": seed,
         "seconds_per_mutant": seconds,
+        "complete": complete,
         "killed": killed,
+        "verdicts": verdict_counts(table),
         "mutants": len(table),
         "score": killed / len(table) if table else None,
         "by_operator": {

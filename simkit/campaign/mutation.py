@@ -64,14 +64,16 @@ def _import(module_name: str, where: str):
 @attrs.frozen
 class Score:
     """One mutant's verdict: killed (by which invariant, how fast, shrunk to how many
-    steps), survived (after how much fuzzing), lost (its workers kept dying), or
-    ``honest-fails``: the run that failed fails on the honest code too (a fault of the
-    stack, which kills no mutant; its reproducer is in the findings)."""
+    steps), survived (after how much fuzzing), lost (its workers kept dying), ``timed
+    out`` (its process ran far past its budget: a step that never returns) or
+    ``crashed`` (its process died without an outcome), or ``honest-fails``: the run
+    that failed fails on the honest code too (a fault of the stack, which kills no
+    mutant; its reproducer is in the findings)."""
 
     name: str
     kind: str  # "variant" | "source"
     what: str  # the variant ref, or the spec rule the source mutant breaks
-    verdict: str  # "killed" | "survived" | "lost" | "honest-fails"
+    verdict: str  # "killed" | "survived" | "lost" | "timed out" | "crashed" | "honest-fails"
     invariant: str | None = None
     found_after: float | None = None
     examples: int = 0
@@ -79,6 +81,7 @@ class Score:
     first_steps: int | None = None
     shrunk_steps: int | None = None
     shrinking: str | None = None
+    why: str | None = None  # what stopped a mutant that timed out or crashed
 
     def to_json(self) -> dict:
         return attrs.asdict(self)
@@ -97,6 +100,9 @@ def scores(mutants: tuple[str | Mutant, ...], outcomes: list[dict]) -> list[Scor
             out.append(Score(name, kind, what, "lost"))
             continue
         counts = {"examples": outcome["examples"], "steps": outcome["steps"]}
+        if outcome.get("ended") in ("timed out", "crashed"):
+            out.append(Score(name, kind, what, outcome["ended"], why=outcome.get("why"), **counts))
+            continue
         if outcome["failure"] is None:
             out.append(Score(name, kind, what, "survived", **counts))
             continue

@@ -1,8 +1,10 @@
 """The ``simkit`` group and its one error convention, shared by every command.
 
 Exit codes (README, "Exit codes"): an ``InputError`` is the user's to fix, exit 2 in
-one line; any other exception is an internal error, exit 1, a short message naming
-the command to rerun with ``--debug``; 141 when whoever reads the output stops.
+one line; any other exception is an internal error, a short message naming the
+command to rerun with ``--debug``: exit 1 when it escaped a simulated world (the stack
+under test crashed there), 70 when simkit itself failed; 141 when whoever reads the
+output stops.
 """
 
 import os
@@ -14,7 +16,8 @@ import traceback
 import click
 
 from simkit import __version__
-from simkit.errors import InputError, describe
+from simkit.cli.exits import FINDING, SIMKIT_FAILED
+from simkit.errors import InputError, describe, in_world
 
 _DEBUG, _ARGV, _RERUN = "simkit.debug", "simkit.argv", "simkit.rerun"
 
@@ -28,13 +31,14 @@ class InputProblem(click.ClickException):
 class InternalError(click.ClickException):
     """An exception from inside simkit or the stack it runs (not the user's input):
     a short message with the notes that say where in the world it was raised, and
-    the command to rerun; the full traceback only under ``--debug``. Exit 1."""
-
-    exit_code = 1
+    the command to rerun; the full traceback only under ``--debug``. Exit 1 when it
+    escaped a simulated world (the stack under test crashed: a finding), 70 when simkit
+    itself failed outside any world (README, "Exit codes")."""
 
     def __init__(self, exc: Exception, rerun: str, debug: bool) -> None:
         super().__init__(describe(exc))
         self.exc, self.rerun, self.debug = exc, rerun, debug
+        self.exit_code = FINDING if in_world(exc) else SIMKIT_FAILED
 
     def show(self, file=None) -> None:
         if self.debug:
@@ -47,7 +51,7 @@ class InternalError(click.ClickException):
 
 class Commands(click.Group):
     """Input errors become one line and exit 2; any other exception becomes an
-    ``InternalError`` (exit 1), never a bare traceback."""
+    ``InternalError`` (exit 1 or 70), never a bare traceback."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta[_ARGV] = list(args)

@@ -130,8 +130,22 @@ def campaign(
     count = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "a worker per core"
     where = scheduler or f"a LocalCluster of {count}"
     click.echo(f"campaign: seed {seed}, {seconds:g} s, on {where}")
-    with connect(workers, scheduler) as client:
-        result = run_campaign(plan, client, lambda state: status.show(progress_line(state)), found)
+    seen = [None, -1]  # the campaign's state, and the chunks --json holds so far
+
+    def progress(state) -> None:
+        status.show(progress_line(state))
+        seen[0] = state
+        if json_path and len(state.outcomes) != seen[1]:  # each chunk's result as it comes
+            seen[1] = len(state.outcomes)
+            Path(json_path).write_text(json.dumps(summary(state), indent=2) + "\n")
+
+    try:
+        with connect(workers, scheduler) as client:
+            result = run_campaign(plan, client, progress, found)
+    except Exception:
+        if report_dir and seen[0] is not None:  # what ran until simkit failed
+            write_report(seen[0], report_dir)
+        raise
     status.end()
     echo_lines(summary_lines(result))
     data = summary(result)
@@ -140,7 +154,7 @@ def campaign(
     if report_dir:
         click.echo(f"dashboard: {write_report(result, report_dir)}")
     if plan.mutants:
-        failed = data["mutation"]["killed"] < data["mutation"]["mutants"]
+        failed = any(s["verdict"] == "survived" for s in data["mutation"]["scores"])
     else:
         failed = bool(result.findings)
     if failed:

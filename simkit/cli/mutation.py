@@ -7,6 +7,7 @@ import click
 
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
+from simkit.cli.exits import FINDING
 from simkit.cli.terminal import Status, echo_lines
 
 
@@ -50,8 +51,11 @@ def mutate(
     operators change the Python files under PATH (default: simkit/client, simkit/relay
     and simkit/protocol; another path is read under the current folder), fuzzes each in
     a fresh process on a mutated copy for --time seconds, on every core or a Dask
-    cluster, and prints the score and each survivor's file, line and diff. Exit 0 when
-    every mutant was killed, 1 when one survived, 2 on a usage error.
+    cluster, and prints the score and each survivor's file, line and diff. A mutant
+    whose run hangs or whose process dies gets that verdict ("timed out", "crashed");
+    --json is rewritten as each verdict comes in, so it holds every verdict so far after
+    Ctrl-C or a crash. Exit 0 when no mutant survived, 1 when one survived, 2 on a usage
+    error, 70 when simkit itself failed, 130 after Ctrl-C.
     """
     from pathlib import Path
 
@@ -81,16 +85,34 @@ def mutate(
         neighbours=None if variant_ref else ("previous-release", "newer-client"),
     )  # fmt: skip
     status = Status()
+    written = [-1]  # verdicts in the JSON file so far
+
+    def write(outcomes: list[dict], complete: bool) -> None:
+        if json_path and (complete or len(outcomes) != written[0]):
+            written[0] = len(outcomes)
+            data = mutation.to_json(drawn, scores(plan.mutants, outcomes), seed, seconds, complete)
+            Path(json_path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    seen = [None]  # the campaign's state so far
+
+    def progress(state) -> None:
+        status.show(progress_line(state))
+        seen[0] = state
+        write(state.outcomes, False)
+
     pool = connect(workers, scheduler) if scheduler else local_pool(workers or cores())
-    with pool as client:
-        result = run_campaign(plan, client, lambda state: status.show(progress_line(state)))
+    try:
+        with pool as client:
+            result = run_campaign(plan, client, progress)
+    except Exception:
+        if report_dir and seen[0] is not None:  # the verdicts until simkit failed
+            write_report(seen[0], report_dir)
+        raise
     status.end()
     table = scores(plan.mutants, result.outcomes)
     echo_lines(mutation.lines(drawn, table, seed))
-    if json_path:
-        data = mutation.to_json(drawn, table, seed, seconds)
-        Path(json_path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write(result.outcomes, not result.interrupted)
     if report_dir:
         click.echo(f"dashboard: {write_report(result, report_dir)}")
-    survived = any(s.verdict != "killed" for s in table)
-    sys.exit(130 if result.interrupted else 1 if survived else 0)
+    survived = any(s.verdict == "survived" for s in table)
+    sys.exit(130 if result.interrupted else FINDING if survived else 0)

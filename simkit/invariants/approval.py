@@ -7,11 +7,13 @@ The world knows two ways a device comes to approve another: a human on it approv
 the device (the world's setup, or a scheduled or drawn ``Approve``, the ledger keeps
 them; a human's ``Reject`` undoes it), and proof of possession (the spec's Pin table:
 "a record the device wrote opened under the graph key and verified under the roster's
-signing key, and its selfSig verifies under that signing key"): the poster's durable
-store held a record version the other device really wrote (the world's ``app.write``, a
+signing key, and its selfSig verifies under that signing key"): a pull answer handed the
+poster a record version the other device really wrote (the world's ``app.write``, a
 re-stamp, a checkpoint it published, or what a member's other client signed with its
-keys; what the store held is the ledger's, from its commits, not the poster's own
-``record.applied`` events) and that device registered a selfSig that verifies."""
+keys), which it could open and verify (what was served is the ledger's, read off the
+poster's link, never the poster's own ``record.applied`` events: a device may prove
+possession by a version it does not keep, last-write-wins having kept its own), and
+that device registered a selfSig that verifies."""
 
 from simkit.invariants.base import Invariant
 from simkit.protocol.ids import storage_key
@@ -83,11 +85,11 @@ class ApprovalGate(Invariant):
         ("" if it has)."""
         if (poster, device_id) in world.ledger.approvals:
             return ""
-        held = world.ledger.held.get(poster, {})
+        served = world.ledger.served.get(poster, {})
         if not any(
-            held.get(version, before + 1) <= before for version in self._wrote.get(device_id, ())
+            served.get(version, before + 1) <= before for version in self._wrote.get(device_id, ())
         ):
-            return f"no human approved it on {poster}, and {poster} held no record it wrote"
+            return f"no human approved it on {poster}, and {poster} was served no record it wrote"
         if not self._verifies(world, device_id):
             return f"{poster} applied its records, but its registration has no valid selfSig"
         return ""

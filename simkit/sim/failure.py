@@ -61,6 +61,7 @@ def surfaced(exc: BaseException, where: str) -> BaseException:
         return exc
     for leaf in leaves:
         leaf.add_note(f"raised inside the simulated world ({where})")
+        leaf.simkit_world = where  # the stack under test broke: a finding, not simkit's end
     if len(leaves) == 1:
         return leaves[0]
     several = WorldErrors(leaves)

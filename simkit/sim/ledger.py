@@ -63,10 +63,10 @@ class Ledger:
     # (device, other): a human on the device approved the other (or the world's setup
     # did, for the initial fleet), and no human refused it since (client rule 14)
     approvals: set[tuple[str, str]] = attrs.Factory(set)
-    # device -> every record version its durable store ever held, (storage key, record,
-    # rev), and the trace position it was first held at, from its store's commits (what
-    # it applied, not what its events say)
-    held: dict[str, dict[tuple[str, str, int], int]] = attrs.Factory(dict)
+    # device -> every record version a pull answer handed it, (storage key, record, rev),
+    # and the trace position it first arrived at: what it could open and verify (a
+    # possession proof), read off its link, not off what its events say
+    served: dict[str, dict[tuple[str, str, int], int]] = attrs.Factory(dict)
 
     def forge(self, storage_key: str, record_id: str, rev: int) -> None:
         self.forged.add((storage_key, record_id, rev))
@@ -86,14 +86,16 @@ class Ledger:
     def restamp(self, device_id: str, graph_id: str, record_id: str) -> None:
         self.restamped.add((device_id, graph_id, record_id))
 
-    def committed(self, device_id: str, rows: dict, trace_seq: int) -> None:
-        """One commit of a device's store (``LocalStore.on_commit``'s rows) at trace
-        position ``trace_seq``: the record versions it now holds."""
-        held = None
-        for (table, record_id), value in rows.items():
-            if table.startswith("records:") and isinstance(value, dict) and "at" in value:
-                held = held if held is not None else self.held.setdefault(device_id, {})
-                held.setdefault((table[8:], record_id, value["at"]), trace_seq)
+    def serve(self, device_id: str, storage_key: str, answer: object, trace_seq: int) -> None:
+        """A pull answer reached ``device_id`` at trace position ``trace_seq``: the
+        versions it handed over (an answer of another shape hands over nothing)."""
+        ops = answer.get("ops") if isinstance(answer, dict) else None
+        if not isinstance(ops, list):
+            return
+        served = self.served.setdefault(device_id, {})
+        for op in ops:
+            if isinstance(op, dict) and isinstance(op.get("rev"), int):
+                served.setdefault((storage_key, str(op.get("recordId")), op["rev"]), trace_seq)
 
     def read_log(self, device_id: str, storage_key: str, after: int) -> None:
         key = (device_id, storage_key)

@@ -237,6 +237,7 @@ class DeviceOracle:
         else:
             version = self.world.parties.version_of(slot.device_id)
             model.restarted(version.device_model, version.changes)
+        device.store.on_commit = functools.partial(self.committed, slot)
 
     def _following(self, slot) -> DeviceModel | None:
         if slot is None or slot.stolen or slot.device is None or self.stopped:
@@ -288,7 +289,7 @@ class DeviceOracle:
     # -- what the device keeps --------------------------------------------------------------
 
     def committed(self, slot, rows: dict) -> None:
-        """One commit of ``slot``'s device store (``Parties.watch`` hands it on)."""
+        """One commit of ``slot``'s device store (its ``on_commit``)."""
         model = self._following(slot)
         if model is not None:
             model.committed(_changes(slot.device, rows), slot.device.clock.now_ms)

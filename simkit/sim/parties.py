@@ -5,12 +5,13 @@ a release's new version (``World.parties``)."""
 
 import contextlib
 from collections.abc import Callable
+from urllib.parse import unquote
 
 import attrs
 import trio
 
 from simkit.client import Device
-from simkit.errors import TransportError
+from simkit.errors import SimkitError, TransportError
 from simkit.protocol.entropy import SeededEntropy
 from simkit.protocol.keyring import open_recovery_bundle
 from simkit.relay import Relay
@@ -109,7 +110,22 @@ class Link:
         await self._trip(before=False)
         if oracle is not None:
             oracle.received(self._device_id, request, response)
+        if request.method == "GET" and request.path.endswith("/pull") and response.status == 200:
+            self._served(request, response)
         return response
+
+    def _served(self, request, response) -> None:
+        """What a pull answer handed the device, for the judges that must not take its
+        events on trust (``Ledger.serve``)."""
+        slot = self._world.slots.get(self._device_id)
+        if slot is None or slot.device is None:
+            return
+        try:
+            sk = slot.device.storage_key(unquote(request.path.split("/")[2]))
+            answer = response.json()
+        except (SimkitError, IndexError):
+            return
+        self._world.ledger.serve(self._device_id, sk, answer, len(self._world.trace))
 
 
 class Parties:
@@ -133,22 +149,6 @@ class Parties:
             self.world.device_oracle.crashed(device_id)
         self.world.note("crash", device_id, what="device-crash")
 
-    def watch(self, slot) -> None:
-        """Follow ``slot``'s device (new, or booted again): the device model, and each
-        commit of its durable store, which the ledger keeps (what it held, for the
-        judges that must not take a device's events on trust)."""
-        world = self.world
-        oracle, ledger = world.device_oracle, world.ledger
-        if oracle is not None:
-            oracle.attach(slot)
-
-        def committed(rows: dict) -> None:
-            ledger.committed(slot.device_id, rows, len(world.trace))
-            if oracle is not None:
-                oracle.committed(slot, rows)
-
-        slot.device.store.on_commit = committed
-
     def restart(self, device_id: str, device_class: type[Device] | None = None) -> None:
         """Boot a crashed device from its snapshot (as ``device_class``, e.g. a thief's)."""
         slot = self.world.slots[device_id]
@@ -160,7 +160,8 @@ class Parties:
             slot.snapshot, Link(self.world, device_id), slot.clock,
             slot.entropy.fork(f"boot{slot.boots}"), self.world.config, self.world._device_event,
         )  # fmt: skip
-        self.watch(slot)
+        if self.world.device_oracle is not None:
+            self.world.device_oracle.attach(slot)
         self.world.note("crash", device_id, what="device-restart", boot=slot.boots)
         if not slot.registered:  # it crashed before the relay had its keys: the app retries
             w = self.world

@@ -183,7 +183,8 @@ class World:
         self.trace.register_clock(device_id, clock.reading_at)
         if self.versions.release:
             self.parties.note_version(device_id)
-        self.parties.watch(slot)
+        if self.device_oracle is not None:
+            self.device_oracle.attach(slot)
         return slot
 
     def now(self) -> float:

@@ -104,10 +104,10 @@ def test_approval_gate_catches_a_client_that_approves_on_its_own():
     assert gate.violations and "a3 (no human approved it on" in gate.violations[0], gate
 
 
-def test_approval_by_possession_is_judged_from_what_the_poster_held_not_its_events():
-    """Possession is a record version the poster's durable store held (the ledger, fed by
-    its commits) that the other device wrote, before the wrap: a ``record.applied`` event
-    the poster emits proves nothing (a client's events are what is judged, not a judge)."""
+def test_approval_by_possession_is_judged_from_what_the_poster_was_served_not_its_events():
+    """Possession is a record version the other device wrote that a pull answer handed the
+    poster (the ledger, read off its link) before the wrap: a ``record.applied`` event the
+    poster emits proves nothing (a client's events are what is judged, not a judge)."""
     world = run_scenario(load_scenario(library_path() / "link-by-pairing-code.toml")).world
     world.config = attrs.evolve(world.config, approval_mode="approve")
     sk, rev = "g:team", 1_767_225_600_123
@@ -119,16 +119,16 @@ def test_approval_by_possession_is_judged_from_what_the_poster_held_not_its_even
     says = event(2, "a1", "record.applied", graph="g:team", recordId="p1", rev=rev, seq=9)
     grant = event(5, "relay", "keys.grant", graph=sk, epoch=1, device_id="a1", devices=["a3"])
     world.ledger.approvals.discard(("a1", "a3"))
-    world.ledger.held["a1"] = {}
+    world.ledger.served["a1"] = {}
     gate = ApprovalGate()
     for e in (wrote, says):  # as the monitor hands them: only the events the gate observes
         if e.fields["name"] in gate.observes:
             gate.observe(world, e)
     [found] = gate.observe(world, grant)  # the event alone: no possession
-    assert "a1 held no record it wrote" in found.detail
-    world.ledger.held["a1"][sk, "p1", rev] = 3  # a commit before the grant held it
+    assert "a1 was served no record it wrote" in found.detail
+    world.ledger.served["a1"][sk, "p1", rev] = 3  # a pull answer handed it over before
     assert not gate.observe(world, grant)
-    world.ledger.held["a1"][sk, "p1", rev] = 6  # held only after the wrap: no proof then
+    world.ledger.served["a1"][sk, "p1", rev] = 6  # only after the wrap: no proof then
     assert gate.observe(world, grant)
 
 
