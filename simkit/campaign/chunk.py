@@ -27,7 +27,7 @@ from pathlib import Path
 import attrs
 from hypothesis.errors import HypothesisDeprecationWarning
 
-from simkit.campaign.cluster import LOCAL_STOP, local_stop
+from simkit.campaign.cluster import LOCAL_STOP, local_begun, local_stop
 from simkit.fuzz.mutants import Mutant, mutated_copy
 from simkit.fuzz.runner import FuzzResult, fuzz
 from simkit.realtime import wall_clock
@@ -70,6 +70,9 @@ class Chunk:
     # ``simkit fuzz``'s run of one process, as its first chunk (a built-in version's
     # name each): the previous version and the next, released every third runner chunk
     neighbours: tuple[str, str] | None = None
+    # a LocalPool's chunks end their search at the run's deadline (``wall_clock()`` of the
+    # process that planned them: one host, one monotonic clock), whenever they started
+    deadline: float | None = None
 
     @property
     def target(self) -> str:
@@ -110,15 +113,18 @@ def fuzz_chunk(chunk: Chunk, progress=lambda result: None) -> dict:
     for ref in chunk.preload:
         load_variant(ref)
     variant = load_variant(chunk.variant) if chunk.variant else HONEST
+    started = wall_clock()
+    seconds = chunk.seconds if chunk.deadline is None else min(chunk.seconds,
+                                                              chunk.deadline - started)  # fmt: skip
     result = fuzz(
-        variant, seconds=chunk.seconds, seed=chunk.seed, max_steps=chunk.max_steps,
+        variant, seconds=max(seconds, 0.0), seed=chunk.seed, max_steps=chunk.max_steps,
         examples=chunk.examples, shrink_seconds=chunk.shrink_seconds,
         shrink_attempts=chunk.shrink_attempts, variant_ref=chunk.variant, progress=progress,
         release=frozenset(chunk.release), base=chunk.base and load_variant(chunk.base),
         base_ref=chunk.base, shrink=chunk.shrink, steer=chunk.steer,
         neighbours=chunk.neighbours and tuple(load_variant(n) for n in chunk.neighbours),
     )  # fmt: skip
-    return outcome(chunk, result)
+    return {**outcome(chunk, result), "started": started}
 
 
 def outcome(chunk: Chunk, result: FuzzResult) -> dict:
@@ -170,8 +176,17 @@ def _stopper(event_name: str | None):
     if event_name is None:
         return lambda result: None
     if event_name == LOCAL_STOP:  # a process of a LocalPool: the event it was handed
-        event = local_stop()
-        return lambda result: _stop_if(event.is_set())
+        event, begun, counted = local_stop(), local_begun(), [0, 0]
+
+        def progress(result) -> None:
+            if begun is not None:  # the pool's count, for the run's progress line
+                with begun.get_lock():
+                    begun[0] += result.examples - counted[0]
+                    begun[1] += result.steps - counted[1]
+                counted[:] = result.examples, result.steps
+            _stop_if(event.is_set())
+
+        return progress
     from distributed import Event
 
     event, asked = Event(event_name), [-STOP_CHECK_S]

@@ -118,12 +118,16 @@ class LocalPool:
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         self._stop = context.Event()
+        # examples and steps the chunks have begun, counted as they go: a chunk sends its
+        # counts back only when it ends, and the first runs the whole budget
+        self.begun = context.Array("q", 2)
         self._workers = workers
         self.address = f"{workers} local processes"
         self.lost: tuple[type[BaseException], ...] = (concurrent.futures.BrokenExecutor,)
         self.pool = concurrent.futures.ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_local_worker, initargs=(self._stop,)
-        )
+            workers, mp_context=context, initializer=_local_worker,
+            initargs=(self._stop, self.begun),
+        )  # fmt: skip
 
     def workers(self) -> dict[str, int]:
         return {f"process {i}": 1 for i in range(self._workers)}
@@ -146,19 +150,26 @@ class LocalPool:
 
 LOCAL_STOP = "local"  # a chunk's ``stop`` on a ``LocalPool``: the event its process holds
 _local_stop = None  # that event, in a ``LocalPool`` process
+_local_begun = None  # and the pool's count of examples and steps begun
 
 
-def _local_worker(stop) -> None:
+def _local_worker(stop, begun) -> None:
     """A ``LocalPool`` process starts: Ctrl-C is the driver's to handle (it stops the
-    chunks at their next example), and the stop event is kept for ``local_stop``."""
-    global _local_stop
+    chunks at their next example), and the stop event and the count are kept for
+    ``local_stop`` and ``local_begun``."""
+    global _local_stop, _local_begun
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _local_stop = stop
+    _local_stop, _local_begun = stop, begun
 
 
 def local_stop():
     """The stop event of the ``LocalPool`` this process belongs to (None: none)."""
     return _local_stop
+
+
+def local_begun():
+    """The ``LocalPool``'s shared count of examples and steps begun (None: none)."""
+    return _local_begun
 
 
 @contextlib.contextmanager

@@ -60,6 +60,7 @@ class Plan:
     # (``simkit fuzz --workers N`` finds at least what ``--workers 1`` would, as early;
     # the other workers search chunks beside it)
     run_first: bool = False
+    deadline: float | None = None  # a LocalPool's: every chunk's search ends at it (Chunk)
 
     def chunk(self, index: int, remaining: float, stop: str) -> Chunk | None:
         """Chunk ``index``, or None when the campaign has no more."""
@@ -71,6 +72,7 @@ class Plan:
             "shrink_seconds": self.shrink_seconds, "shrink_attempts": self.shrink_attempts,
             "examples": self.chunk_examples, "stop": stop, "release": self.release,
             "base": self.base, "shrink": self.shrink, "steer": self.steer,
+            "deadline": self.deadline,
         }  # fmt: skip
         if index == 0 and self.run_first:
             common.update(seed=self.seed, examples=None, neighbours=self.neighbours)

@@ -55,6 +55,7 @@ def fuzz_on_cores(
         seconds=seconds, seed=seed, variants=(variant_ref,), max_steps=max_steps,
         stop_on_failure=True, release=tuple(sorted(release)), base=base_ref,
         neighbours=neighbours, shrink=False, steer=steer, run_first=True,
+        deadline=start + seconds,  # one host: every chunk's search ends with the run's
     )  # fmt: skip
     result = FuzzResult(seed=seed, release=tuple(sorted(release)), base=base_ref)
     if release:
@@ -78,6 +79,8 @@ def fuzz_on_cores(
 
     def running(campaign: Campaign) -> None:
         _count(result, campaign)
+        begun = pool.begun  # what running chunks have done too, not only finished ones
+        result.examples, result.steps = max(result.examples, begun[0]), max(result.steps, begun[1])
         kept_aside(campaign)
         progress(result)
 
@@ -85,7 +88,13 @@ def fuzz_on_cores(
         if result.found_after is not None:
             return  # another chunk's, sent back before it stopped: the first one is kept
         _count(result, campaign)
-        result.found_after = finding.found_at
+        chunk = next((o for o in campaign.outcomes if o["index"] == finding.chunk), {})
+        # when it broke, on the run's clock: its chunk's start and its time into it (the
+        # chunk sends it back after its base's replay, which the search budget does not pay)
+        started = chunk.get("started")
+        result.found_after = (
+            started - start + finding.found_after if started is not None else finding.found_at
+        )
         result.first_steps = finding.first_steps
         result.failure = finding.failure
         result.attribution = Attribution.from_json(finding.attribution)
@@ -93,7 +102,7 @@ def fuzz_on_cores(
             return  # it broke before its world existed: nothing to replay
         repro = attrs.evolve(Reproducer.from_json(finding.reproducer), fuzz_seed=seed)
         result.reproducer = repro
-        error = next(o["error"] for o in campaign.outcomes if o["index"] == finding.chunk)
+        error = chunk.get("error")
         change = result.attribution is not None and result.attribution.verdict == CAUSED
         target.append(Target.of(repro, change=change) if repro.violations
                       else Target(None, error, change))  # fmt: skip

@@ -13,14 +13,18 @@ from simkit.cli.app import debug_option, main
 from simkit.cli.exits import BASE_ONLY, FINDING, without_finding
 from simkit.cli.terminal import Status, echo_lines
 
+SHRINK_S = 60.0  # shrinking's own budget from the first violation (``--shrink-time``)
+
 
 @main.command()
 @debug_option
-@options.time("Wall-clock budget in seconds, for the search and the shrinking of a failure.")
+@options.time(
+    "Wall-clock budget of the search in seconds: no finding is reported past it "
+    "(shrinking has its own, --shrink-time)."
+)
 @options.shrink_time(
-    "Give shrinking its own budget: seconds from the first violation "
-    "(default: what is left of --time; 0: do not shrink).",
-    default=None,
+    "Shrinking's own budget: seconds from the first violation (0: do not shrink).",
+    default=SHRINK_S,
     zero_ok=True,
 )
 @options.fresh_seed("Seed of the fuzz session.")
@@ -86,8 +90,7 @@ def fuzz(
     options.check_out_folder(path)
     _replay_known_first(variant_ref, path)
     budget = f"{seconds:g} s"
-    if shrink_seconds is not None:
-        budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"
+    budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"
     # the protocol as specified is also fuzzed as a release, from the previous version
     # and into the next one (Versioning rule 3)
     neighbours = (previous_release, newer_client) if not (variant_ref or release) else None

@@ -432,6 +432,9 @@ class _Session:
         result = self.result
         if result.found_after is not None:
             return True  # Hypothesis's replay of the same failing example
+        found_at = wall_clock() - self.start  # when it broke (the base's replay comes after)
+        if found_at > self.budget.seconds:
+            raise _BudgetSpent from None  # past the search budget: no finding, as at a step
         first = _first_failure(exc)
         violations = first.violations if isinstance(first, InvariantViolation) else ()
         failure = str(first) if violations else describe(first)
@@ -454,9 +457,9 @@ class _Session:
                 attributed(repro, against=self.against) if judged else (Attribution(STACK), None)
             )
         if attribution is not None and attribution.verdict == PRESENT:
-            self._kept_aside(failure, own, attribution)
+            self._kept_aside(failure, own, attribution, found_at)
             return False
-        result.found_after = wall_clock() - self.start
+        result.found_after = found_at
         result.first_steps = len(machine.steps) if machine else 0
         result.failure, result.error, result.attribution = failure, error, attribution
         if repro is None:
@@ -468,10 +471,9 @@ class _Session:
         self._write()
         return True
 
-    def _kept_aside(self, failure: str, repro: Reproducer, attribution: Attribution) -> None:
+    def _kept_aside(self, failure, repro, attribution, found_after: float) -> None:
         """A failure the base has too: kept (``keep_aside``), reported at once and at
         the end; the search goes on."""
-        found_after = wall_clock() - self.start
         keep_aside(self.result, failure, repro, attribution, found_after, self.out)
         self.based(self.result)
 

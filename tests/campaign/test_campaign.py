@@ -29,7 +29,7 @@ PLANTED = {"seconds": 600, "seed": 8, "variants": (KEEP_LAST_EQUAL,), "chunks": 
 # a1's loop raises in every example (at the latest at quiescence), so every chunk
 # fails at its first example, on the honest machine, with the same exception.
 CRASH = "tests.fuzz.crash_variants:a1_loop_raises"
-TIMING = ("seconds", "at", "found_after", "worker")
+TIMING = ("seconds", "at", "found_after", "worker", "started")
 
 
 @pytest.fixture(scope="module")

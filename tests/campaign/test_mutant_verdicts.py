@@ -9,10 +9,11 @@ from simkit.campaign.cluster import local_pool
 from simkit.campaign.mutation import scores
 from simkit.fuzz.mutants import Mutant
 
-SKEW = '"""Push rule 1: a rev more than maxRevSkewMs ahead of the relay\'s clock."""'
+REGISTER = '"""PUT /devices/:id: the one route open to an unregistered device; set-once keys."""'
 HANGS = Mutant(
-    "relay/records.py:89 sleep-an-hour", "relay/records.py", SKEW, '__import__("time").sleep(3600)',
-    "none: the relay's first push check sleeps for an hour (a world that never returns)",
+    "relay/devices.py:34 sleep-an-hour", "relay/devices.py", REGISTER,
+    '__import__("time").sleep(3600)',
+    "none: the relay sleeps an hour at every registration, a world's first request",
 )  # fmt: skip
 CRASHES = Mutant(
     "relay/records.py:10 exit-at-import", "relay/records.py", "from itertools import islice",
@@ -37,8 +38,8 @@ def test_a_hanging_and_a_crashing_mutant_get_their_verdicts_and_the_others_keep_
     with local_pool(2) as pool:  # forked after the patch: the workers see it
         campaign = run_campaign(plan, pool, lambda state: seen.append(len(state.outcomes)))
     table = {s.name: s for s in scores(plan.mutants, campaign.outcomes)}
-    assert table["relay/records.py:89 sleep-an-hour"].verdict == "timed out"
-    assert "ran past 9 s" in table["relay/records.py:89 sleep-an-hour"].why
+    assert table["relay/devices.py:34 sleep-an-hour"].verdict == "timed out"
+    assert "ran past 9 s" in table["relay/devices.py:34 sleep-an-hour"].why
     assert table["relay/records.py:10 exit-at-import"].verdict == "crashed"
     assert "exited 3" in table["relay/records.py:10 exit-at-import"].why
     assert table["client/keyops.py:1 key-unwrapped"].verdict == "killed"
