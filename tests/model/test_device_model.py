@@ -356,6 +356,27 @@ def test_client_rule_4_an_op_under_a_missing_epoch_makes_it_fetch_keys_before_pu
     assert rules(fetched) == []
 
 
+def test_client_rule_4_a_key_another_task_was_served_is_not_lacking():
+    """A rotation's task read keys (its wrap of epoch 2 opens) while the sync task's pull
+    was in flight: the pull answer's op under epoch 2 is one the device can open before
+    it commits the key, so its next pull owes no keys read (F31)."""
+    m = model()
+    keyed(m)  # epoch 1 only
+    wrap = wrap_graph_key(KEY2, ME.pub_jwk, entropy=ENTROPY.fork("2"))
+    served = {"latestEpoch": 2, "rotationRequired": False, "wraps": [{"epoch": 2, "wrapped": wrap}]}
+    m.received("rotation", request("GET", "/graphs/g:team/keys"), ok(served), 1.2, CLOCK)
+    pulled(m, [op(record("r0", T0), 1, key=KEY2, epoch=2)], epoch=2)
+    m.sent("t", request("GET", "/graphs/g:team/pull", after=1, limit=500), 1.5)
+    assert rules(m) == []
+    in_flight = model()  # the rotation's keys read was sent before the pull was answered
+    keyed(in_flight)
+    in_flight.sent("rotation", request("GET", "/graphs/g:team/keys"), 1.1)
+    pulled(in_flight, [op(record("r0", T0), 1, key=KEY2, epoch=2)], epoch=2)
+    in_flight.received("rotation", request("GET", "/graphs/g:team/keys"), ok(served), 1.3, CLOCK)
+    in_flight.sent("t", request("GET", "/graphs/g:team/pull", after=1, limit=500), 1.5)
+    assert rules(in_flight) == []
+
+
 def test_log_status_ok_goes_back_to_unverified_when_the_relay_cannot_be_reached():
     m = model()
     m.committed(Changes(logs={SK: LogView("ok", None, {})}), CLOCK)

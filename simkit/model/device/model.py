@@ -271,13 +271,17 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             self._pulled(graph, request, answer)
             ops = answer.get("ops") if isinstance(answer.get("ops"), list) else []
             lacking = {op["e"] for op in ops if isinstance(op, dict) and is_count(op.get("e"))}
-            lacking -= set(graph.keys)
+            # lacking: neither kept nor served to it in a wrap it opens (a keys answer to
+            # another of its tasks, a rotation's read-back, may have handed it the key
+            # before it reached the op, and before it committed it: F31)
+            lacking -= set(graph.keys) | {epoch for epoch, keys in graph.opened.items() if keys}
             if lacking:
                 graph.keys_owed = (task, min(lacking))
         elif route == "push" and push is not None:
             self._staged.append(("push", sk, push, answer, clock()))
         elif route == "get_keys":
             self._keys_answered(graph, answer)
+            graph.keys_owed = None  # keys were read after the op (by any of its tasks: F31)
         elif route in ("roster", "keygaps"):
             entries = answer.get("devices", answer.get("gaps"))
             if isinstance(entries, list):
