@@ -509,6 +509,7 @@ async def verify_log(device, graph_id: str) -> None:
     unavailable = None
     waiting = None  # records named up to ``served`` in versions not served, no later entry yet
     unjudged = False  # an entry read up to ``served`` names a version not served
+    ended = False  # the last page read was the log's end (no ``more``)
     while log.state != ALARM and log.through < served:
         query = {"after": str(after), "limit": str(device.config.log_page)}
         try:
@@ -524,6 +525,7 @@ async def verify_log(device, graph_id: str) -> None:
             log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
             break
         entries.extend(answer["entries"])
+        ended = not answer["more"]
         unjudged = unjudged or any(
             e["seq"] <= served and not was_served(e, held_rev, refused_rev)
             for e in answer["entries"]
@@ -558,7 +560,10 @@ async def verify_log(device, graph_id: str) -> None:
     # read, and leaves unjudged an entry whose record may have moved beyond it
     # (docs/findings.md, F8 and F10).
     upto = min(served, read)
-    log = fold(log, entries, upto, held_rev, refused_rev, is_checkpoint, moved, upto < served)
+    # So does a read that went on past ``served`` for a waiting record's later entry
+    # and stopped (out of reach, its page limit) before it found one or the log's end.
+    partial = upto < served or bool(waiting and not whole and not ended)
+    log = fold(log, entries, upto, held_rev, refused_rev, is_checkpoint, moved, partial)
     if log.through >= served:
         log = verified(log)
     _save_log(device, graph_id, log)

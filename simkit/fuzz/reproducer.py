@@ -18,7 +18,7 @@ import attrs
 
 from simkit import __version__
 from simkit.errors import InputError
-from simkit.fuzz.actions import Invite, Step, StepError, parse_step
+from simkit.fuzz.actions import Adversary, Invite, Merge, Steal, Step, StepError, parse_step
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
@@ -242,7 +242,14 @@ def replay(repro: Reproducer) -> ReplayResult:
     base = HONEST
     if repro.base:
         base = load_variant(repro.base, where=f'{repro.origin}: "base" {repro.base}')
-    monitor = Monitor(honest=repro.machine == "honest")
+    # the adversary machine's run whose relay never acted maliciously (no malicious mode,
+    # no theft among its steps) is judged by every invariant, as an honest one is: each
+    # check that does not run then is one that could not (docs/reports.md)
+    malicious = any(
+        isinstance(getattr(step, "ceremony", step), Adversary | Merge | Steal)  # interrupted too
+        for step in repro.steps
+    )
+    monitor = Monitor(honest=repro.machine == "honest" or not malicious)
     driver = WorldDriver(repro.params.spec(), variant, base=base)
 
     def stop(violations, failed_at: int) -> ReplayResult:
@@ -288,14 +295,11 @@ def replay_summary(repro: Reproducer, result: ReplayResult, name: str, attributi
         "variant": repro.variant,
         "passed": not result.violations,
         "trace_hash": result.trace_hash,
-        "expectations": [
-            {
-                "name": "the recorded outcome reproduces",
-                "passed": reproduces,
-                "detail": f"recorded {len(repro.violations)} violation(s), "
-                f"replayed {len(result.violations)}",
-            }
-        ],
+        "expectations": [],  # a replay expects nothing: it says whether the run came back
+        "recorded": (
+            f"{'reproduces' if reproduces else 'DIFFERS'}: recorded "
+            f"{len(repro.violations)} violation(s), replayed {len(result.violations)}"
+        ),
         "invariants": [c.to_json() for c in checks],
         "behaviours": result.world.coverage.to_json(),
         "costs": result.world.cost().to_json(),

@@ -20,7 +20,14 @@ from simkit.fuzz.actions import StepError, parse_step
 from simkit.fuzz.params import CAPABILITIES, GROUP, KINDS, MEMBERS, WorldParams
 from simkit.protocol.ids import graph_id_for
 from simkit.sim import spec as S
-from simkit.sim.forge import false_checkpoint, forged_grant, forged_op, malformed_op, newer_op
+from simkit.sim.forge import (
+    BROKEN,
+    false_checkpoint,
+    forged_grant,
+    forged_op,
+    malformed_op,
+    newer_op,
+)
 from simkit.sim.parties import Tripwire
 from simkit.sim.schedule import perform_now
 from simkit.sim.workload import AppWrite, plaintext
@@ -153,7 +160,7 @@ def _forge(driver, step, index) -> None:
             stamped()
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             if op is not None:
-                world.ledger.forge(sk, step.record, op["rev"])
+                world.ledger.forge(sk, step.record, op["rev"], BROKEN[step.how])
                 _forged(world, step, graph_id, op)
         if request is None:
             return
@@ -197,7 +204,7 @@ def _malformed(driver, step, index) -> None:
             op, valid = made
             world.coverage.add([f"malformed {step.what}"])
             if not valid:
-                world.ledger.forge(sk, op["recordId"], op["rev"])
+                world.ledger.forge(sk, op["recordId"], op["rev"], f"it is malformed: {step.what}")
                 _forged(world, step, graph_id, op)
             else:  # a record every receiver applies: another client's write, as ``newer``
                 world.note("event", step.device, name="other.write", graph=graph_id,

@@ -36,10 +36,11 @@ class ApprovalGate(Invariant):
     judges_events = True
 
     def __init__(self) -> None:
-        # device -> the versions (sk, record, rev) it wrote: two devices may stamp one
-        # record alike (at the same instant), and a version held says which only in its
+        # (sk, record, rev) -> the devices that wrote it: two devices may stamp one record
+        # alike (at the same instant), and a version served says which only in its
         # content, so the poster is credited with both
-        self._wrote: dict[str, set[tuple[str, str, int]]] = {}
+        self._writers: dict[tuple[str, str, int], set[str]] = {}
+        self._possessed: dict[tuple[str, str], int] = {}  # (poster, writer) -> first served
         self._self_sig: dict[str, bool] = {}  # registered device -> its selfSig verifies
 
     def observe(self, world, event):
@@ -50,8 +51,9 @@ class ApprovalGate(Invariant):
                 return ()
             sk = storage_key(fields["graph"], slot.member)
             rev = fields["new"] if name == "record.restamped" else fields["rev"]
-            self._wrote.setdefault(event.actor, set()).add((sk, fields["recordId"], rev))
+            self._writers.setdefault((sk, fields["recordId"], rev), set()).add(event.actor)
             return ()
+        self._served(world)
         poster, graph, epoch = fields["device_id"], fields["graph"], fields["epoch"]
         slot = world.slots.get(poster)
         if world.config.approval_mode != "approve" or slot is None or slot.device is None:
@@ -85,14 +87,24 @@ class ApprovalGate(Invariant):
         ("" if it has)."""
         if (poster, device_id) in world.ledger.approvals:
             return ""
-        served = world.ledger.served.get(poster, {})
-        if not any(
-            served.get(version, before + 1) <= before for version in self._wrote.get(device_id, ())
-        ):
+        if self._possessed.get((poster, device_id), before + 1) > before:
             return f"no human approved it on {poster}, and {poster} was served no record it wrote"
         if not self._verifies(world, device_id):
             return f"{poster} applied its records, but its registration has no valid selfSig"
         return ""
+
+    def step(self, world):
+        self._served(world)
+        return ()
+
+    def _served(self, world) -> None:
+        """Take in the versions pull answers served since the last look (the ledger's,
+        emptied after each check): who was handed what whom wrote, and when first."""
+        for device_id, sk, record, rev, seq in world.ledger.served:
+            for writer in self._writers.get((sk, record, rev), ()):
+                pair = (device_id, writer)
+                if writer != device_id and seq < self._possessed.get(pair, seq + 1):
+                    self._possessed[pair] = seq
 
     def _verifies(self, world, device_id: str) -> bool:
         """``_self_sig_verifies``, once per registered device (its keys are set once)."""

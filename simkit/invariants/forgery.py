@@ -16,16 +16,19 @@ class Forgery(Invariant):
     observes = ("record.applied",)
     judges_events = True
 
+    def __init__(self) -> None:
+        self._seen: set[tuple[str, str]] = set()  # (device, record) reported: once a fact
+
     def observe(self, world, event):
         fields, slot = event.fields, world.slots.get(event.actor)
         if slot is None:
             return ()
-        sk = storage_key(fields["graph"], slot.member)
-        if (sk, fields["recordId"], fields["rev"], fields["seq"]) not in world.ledger.forged_seqs:
+        sk, rid = storage_key(fields["graph"], slot.member), fields["recordId"]
+        if (sk, rid, fields["rev"], fields["seq"]) not in world.ledger.forged_seqs:
             return ()
-        detail = (
-            f"{event.actor} applied {fields['recordId']} (seq {fields['seq']}), a forged record"
-        )
+        self._seen.add((event.actor, rid))
+        why = world.ledger.forged_why.get((sk, rid, fields["rev"]), "a forged record")
+        detail = f"{event.actor} applied {rid} (seq {fields['seq']}), a forged record: {why}"
         return [
             self.violation(world, detail, event.seq, graph=sk, devices=(event.actor,),
                            records=(fields["recordId"],))
@@ -38,7 +41,7 @@ class Forgery(Invariant):
                 continue
             for graph_id in slot.device.graphs():
                 for rid, record in sorted(slot.device.records(graph_id).items()):
-                    if "forged" in record.get("data", {}):
+                    if "forged" in record.get("data", {}) and (device_id, rid) not in self._seen:
                         out.append(
                             self.violation(
                                 world,

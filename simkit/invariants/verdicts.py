@@ -85,8 +85,12 @@ def verdicts(
         elif listed is not None and cls.name not in listed:
             out.append(InvariantCheck(cls.name, False, note="not listed in expect.invariants"))
         else:
-            out.append(InvariantCheck(cls.name, False, note="applies only with an honest relay"))
+            note = f"applies only with an honest relay and no thief; {NOT_HONEST}"
+            out.append(InvariantCheck(cls.name, False, note=note))
     return tuple(out)
+
+
+NOT_HONEST = "this run had a malicious relay or a stolen device"
 
 
 def _left_to_others(world) -> str:

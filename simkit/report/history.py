@@ -297,6 +297,14 @@ def evidence(story: Story, ops: tuple[Operation, ...], violation: dict) -> tuple
     for device in devices:
         alarm = next((e for e in events if e.actor == device and _name(e) == "log.alarm"), None)
         add(alarm and alarm.seq, f"{device}'s log alarm")
+    actors = {*devices, RELAY}
+    departed = [
+        e for e in events[: seen + 1]
+        if e.kind == "check" and e.fields.get("what") == "departure"
+        and (not devices or e.actor in actors)
+    ]  # fmt: skip
+    for e in departed[:1] + departed[-1:]:  # where the change first did otherwise, and last
+        add(e.seq, f"the change departed from {e.fields.get('rule')} ({e.actor})")
     if not chosen:  # nothing named a record: the exchange where it was seen, from its request
         for seq, role in _exchange(events, seen):
             add(seq, role)

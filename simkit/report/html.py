@@ -16,8 +16,10 @@ from simkit.report.tables import (
     behaviours_table,
     evidence_table,
     history_table,
+    story_sentences,
     summary_tables,
     timeline_table,
+    title,
     violation_lists,
     violation_sentences,
 )
@@ -96,7 +98,6 @@ def row_ids(t: Table) -> set[str]:
 
 
 def html(story: Story, summary: dict) -> str:
-    title = f"simkit report: {summary['scenario']}"
     ops = operations(story)
     violation = summary.get("violation")
     found = evidence(story, ops, violation) if violation else ()
@@ -104,21 +105,23 @@ def html(story: Story, summary: dict) -> str:
     proof = evidence_table(found) if violation else None
     history = history_table(story, ops, latencies(ops), violation)
     anchors = row_ids(history) | (row_ids(proof) if proof else set())
-    out = page_start(title)
+    out = page_start(title(summary))
     if summary["description"]:
         out.append(f"<p>{escape(summary['description'])}</p>")
+    if violation:  # the first screen tells what broke, why, whose, then the rest
+        what, *rest = violation_sentences(summary)
+        out.append('<section class="violation" id="violation"><h2>What broke</h2>')
+        out.append(f'<p class="what">{linked(what, anchors)}</p>')
+        out += [f"<p><b>{escape(label)}:</b> {linked(text, anchors)}</p>"
+                for label, text in story_sentences(summary)]  # fmt: skip
+        out += [f"<p>{linked(line, anchors)}</p>" for line in rest]
+        out += [table(proof, anchors), "</section>"]
     out += [table(t, anchors) for t in summary_tables(story, summary)]
     for name, found in violation_lists(summary):
         items = "".join(f"<li>{linked(v, anchors)}</li>" for v in found)
         out.append(
             f"<details><summary>{escape(name)}: violations</summary><ul>{items}</ul></details>"
         )
-    if violation:
-        what, *rest = violation_sentences(summary)
-        out.append('<section class="violation" id="violation"><h2>Violation</h2>')
-        out.append(f'<p class="what">{linked(what, anchors)}</p>')
-        out += [f"<p>{linked(line, anchors)}</p>" for line in rest]
-        out += [table(proof, anchors), "</section>"]
     out += [
         '<h2 id="sequence">Sequence</h2>',
         f"<p>{escape(window_sentence(story))} Hover a row for its trace position.</p>",

@@ -13,8 +13,10 @@ from simkit.report.tables import (
     behaviours_table,
     evidence_table,
     history_table,
+    story_sentences,
     summary_tables,
     timeline_table,
+    title,
     violation_lists,
     violation_sentences,
 )
@@ -62,24 +64,26 @@ def window_sentence(story: Story) -> str:
 
 
 def markdown(story: Story, summary: dict) -> str:
-    lines = [f"# simkit report: {md(summary['scenario'])}", ""]
+    lines = [f"# {md(title(summary))}", ""]
     if summary["description"]:
         lines += [md(summary["description"]), ""]
+    ops = operations(story)
+    violation = summary.get("violation")
+    if violation:  # the first screen tells what broke, why, whose, then the rest
+        found = evidence(story, ops, violation)
+        story = centred_on_cause(story, found)
+        what, *rest = violation_sentences(summary)
+        lines += ["## What broke", "", f"**{md(what)}**", ""]
+        lines += [f"**{md(label)}:** {md(text)}" for label, text in story_sentences(summary)]
+        lines += [""] if story_sentences(summary) else []
+        lines += [line for sentence in rest for line in (md(sentence), "")]
+        lines += table(evidence_table(found), level=3)
     for t in summary_tables(story, summary):
         lines += table(t)
     for name, found in violation_lists(summary):
         lines += [f"<details><summary>{md(name)}: violations</summary>", ""]
         lines += [f"- {md(v)}" for v in found]
         lines += ["", "</details>", ""]
-    ops = operations(story)
-    violation = summary.get("violation")
-    if violation:
-        found = evidence(story, ops, violation)
-        story = centred_on_cause(story, found)
-        what, *rest = violation_sentences(summary)
-        lines += ["## Violation", "", f"**{md(what)}**", ""]
-        lines += [line for sentence in rest for line in (md(sentence), "")]
-        lines += table(evidence_table(found), level=3)
     history = history_table(story, ops, latencies(ops), violation)
     named = [row for i, row in enumerate(history.rows) if i in history.marked]
     lines += ["## Per-operation history", "", md(history.note), ""]

@@ -21,7 +21,10 @@ _ITEMS = {
     "expectations": {"name": str, "passed": bool, "detail": str},
     "invariants": {"name": str, "passed": bool | None, "violations": list},
 }
-_OPTIONAL = {"variant": str | None, "violation": dict, "costs": dict, "promises": list}
+_OPTIONAL = {
+    "variant": str | None, "violation": dict, "costs": dict, "promises": list,
+    "recorded": str, "attribution": dict,
+}  # fmt: skip
 _PROMISE = {"says": str, "checked_by": list, "verdict": str, "detail": str}
 _VIOLATION = {"invariant": str, "detail": str, "text": str}
 

@@ -53,6 +53,8 @@ def summary_tables(story: Story, summary: dict) -> list[Table]:
     ]
     if summary.get("variant"):
         facts.insert(2, ("Variant", summary["variant"]))
+    if summary.get("recorded"):
+        facts.insert(1, ("Recorded outcome", summary["recorded"]))
     change = summary.get("change")
     if change:
         facts.insert(3, ("The change ran", "; ".join(change["lines"]) or "-"))
@@ -79,9 +81,41 @@ def summary_tables(story: Story, summary: dict) -> list[Table]:
         *([promises_table(summary["promises"])] if summary.get("promises") else []),
         *([versions] if versions else []),
         *([costs] if costs else []),
-        Table("Expectations", "", ("Result", "Expectation", "Detail"), expectations, True),
+        *(
+            [Table("Expectations", "", ("Result", "Expectation", "Detail"), expectations, True)]
+            if expectations
+            else []
+        ),
         Table("Invariants", note, ("Result", "Invariant", "Violations"), invariants, True),
     ]
+
+
+def title(summary: dict) -> str:
+    """The report's title: the run's name, then what broke (a failing run's first
+    screen opens with its failure, not with its figures)."""
+    name = f"simkit report: {summary['scenario']}"
+    violation = summary.get("violation")
+    if violation:
+        return f"{name}: FAIL, {violation['invariant']}"
+    if summary["passed"] is False:
+        return f"{name}: FAIL"
+    return name
+
+
+def story_sentences(summary: dict) -> list[tuple[str, str]]:
+    """What a failing run's first screen says after what broke, as (label, text): whose
+    it is, what the change did, where the run broke."""
+    out = []
+    attribution = summary.get("attribution")
+    if attribution:
+        out.append(("Whose", attribution["line"]))
+    change = summary.get("change")
+    if change and change.get("lines"):
+        out.append(("What the change did", "; ".join(change["lines"])))
+    violation = summary.get("violation") or {}
+    if violation.get("where"):
+        out.append(("Where", f"the run broke {violation['where']}"))
+    return out
 
 
 PROMISE_VERDICTS = {"held": "✓ held", "broken": "✗ BROKEN", "not checked": "– not checked"}
@@ -139,12 +173,13 @@ def costs_table(summary: dict) -> Table | None:
         costs["per_device_hour"],
         costs["converge_s"],
     )
+    rates = [f"{per_write['requests']:g} requests per write"] if per_write else []
+    rates += [f"{per_hour['requests']:g} requests per device-hour"] if per_hour else []
     note = (
         f"The requests the relay served, for {costs['app_writes']:,} application writes "
         f"over {costs['device_hours']:g} device-hours; {costs['records_pulled']:,} records "
-        f"pulled, {costs['checkpoint_records']:,} checkpoint records; "
-        + (f"{per_write['requests']:g} requests per write" if per_write else "no write")
-        + (f", {per_hour['requests']:g} per device-hour" if per_hour else "")
+        f"pulled, {costs['checkpoint_records']:,} checkpoint records"
+        + "".join(f"; {rate}" for rate in rates)
         + (
             f"; {converge['converged']} of {converge['writes']} writes reached every "
             f"follower, in {converge['p50']:g} s (median), {converge['p99']:g} s (p99)."
@@ -202,8 +237,6 @@ def violation_sentences(summary: dict) -> list[str]:
     if v is None:
         return []
     lines = [v["text"]]
-    if v.get("where"):
-        lines.append(f"The replay broke {v['where']}.")
     seen = v.get("trace_seq")
     where = [
         f"seen at trace#{seen}" if isinstance(seen, int) else "",

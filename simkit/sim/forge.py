@@ -31,6 +31,20 @@ decrypt: the ciphertext is not AES-GCM under the graph key; wrap: a key gap fill
 with a wrap sealed to another key (the gap's device cannot open it)."""
 
 
+BROKEN = {
+    "shape": "its envelope's v is not 1 (RecordEnvelope)",
+    "slot": "r.id names another slot than the op's",
+    "rev": "the op's rev is not r.at",
+    "schema": "its data breaks the protocol's schema for its reserved kind",
+    "app-schema": "the app's schema for its kind refuses its data",
+    "author": "r.by is not the member of the device that signed it",
+    "unknown-device": "d, the device that signed it, is in no roster",
+    "signature": "s does not verify over the record as sealed",
+    "decrypt": "its ciphertext does not open under its slot's AAD",
+}
+"""What each forgery breaks, in client rule 2's words: why a receiver must refuse it."""
+
+
 def forged_op(device, graph_id: str, record_id: str, how: str, delete: bool = False):
     """A push op for ``record_id`` that breaks the ``how`` check (a tombstone when
     ``delete``, but for a schema break: a tombstone has no schema); None without a key."""

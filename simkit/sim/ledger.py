@@ -45,6 +45,8 @@ def persisted(device) -> dict:
 class Ledger:
     # (storage key, record, rev) a non-conforming client pushed (client rule 2 refuses them)
     forged: set[tuple[str, str, int]] = attrs.Factory(set)
+    # (storage key, record, rev) -> why a receiver must refuse it, in the spec's words
+    forged_why: dict[tuple[str, str, int], str] = attrs.Factory(dict)
     # (storage key, record, rev, seq) of each forged op the relay accepted, at its seq
     forged_seqs: set[tuple[str, str, int, int]] = attrs.Factory(set)
     # (storage key, epoch, device) a forged grant filled with a wrap nobody can open
@@ -63,13 +65,17 @@ class Ledger:
     # (device, other): a human on the device approved the other (or the world's setup
     # did, for the initial fleet), and no human refused it since (client rule 14)
     approvals: set[tuple[str, str]] = attrs.Factory(set)
-    # device -> every record version a pull answer handed it, (storage key, record, rev),
-    # and the trace position it first arrived at: what it could open and verify (a
-    # possession proof), read off its link, not off what its events say
-    served: dict[str, dict[tuple[str, str, int], int]] = attrs.Factory(dict)
+    # the record versions pull answers handed devices since the invariants last looked,
+    # (device, storage key, record, rev, trace position), read off each device's link,
+    # not off what its events say: what it could open and verify (a possession proof);
+    # the monitor empties it after each check (what matters of it is the judges' to keep)
+    served: list[tuple[str, str, str, int, int]] = attrs.Factory(list)
 
-    def forge(self, storage_key: str, record_id: str, rev: int) -> None:
+    def forge(self, storage_key: str, record_id: str, rev: int, why: str) -> None:
+        """A non-conforming client pushed this version; ``why`` a receiver must refuse
+        it, in the spec's words."""
         self.forged.add((storage_key, record_id, rev))
+        self.forged_why[storage_key, record_id, rev] = why
 
     def forge_grant(self, storage_key: str, epoch: int, device_id: str) -> None:
         self.forged_grants.add((storage_key, epoch, device_id))
@@ -92,10 +98,10 @@ class Ledger:
         ops = answer.get("ops") if isinstance(answer, dict) else None
         if not isinstance(ops, list):
             return
-        served = self.served.setdefault(device_id, {})
         for op in ops:
             if isinstance(op, dict) and isinstance(op.get("rev"), int):
-                served.setdefault((storage_key, str(op.get("recordId")), op["rev"]), trace_seq)
+                record = str(op.get("recordId"))
+                self.served.append((device_id, storage_key, record, op["rev"], trace_seq))
 
     def read_log(self, device_id: str, storage_key: str, after: int) -> None:
         key = (device_id, storage_key)

@@ -4,6 +4,8 @@ never stops paging ends its run with a clear error, never loops for ever."""
 import functools
 import json
 
+import pytest
+
 from simkit.client import sync
 from simkit.client.paging import MAX_PAGES, Pages
 from simkit.protocol.logchain import CHECKPOINT_STRIDE, log_genesis, log_step
@@ -203,3 +205,54 @@ async def test_after_a_whole_pull_a_later_entry_excuses_no_earlier_one():
     state = b1.log_state("g:team")
     assert state.state == "alarm"
     assert f"log entry seq {served} names 'r'" in state.alarm
+
+
+@pytest.mark.parametrize("stop", ["unreachable", "page-limit"])
+@virtual
+async def test_a_log_read_stopped_past_the_served_seq_leaves_an_entry_of_a_moved_record(
+    monkeypatch, stop
+):
+    """A pull that stopped early (here at its share of the run, F30) was served a record
+    only in its newer version, beyond the served seq. The log read went on past that seq
+    for the record's later entry (F11) and stopped before it got there: the relay out
+    of reach (F10) or the read's page limit (F8). The entry of the older version cannot
+    be judged yet: the device must wait, not alarm (found by an honest campaign: a
+    checkpoint record written over while a restarted device read a backlog)."""
+    if stop == "page-limit":
+        monkeypatch.setattr(sync, "Pages", functools.partial(Pages, limit=3))
+    world = World()
+    config = app_config(pull_limit=1, log_page=1, run_budget_s=0)  # every pull: one page
+    a1, b1 = await team(world, *PAIR, configs={"a1": app_config(), "b1": config})
+    a1.put("g:team", "moved", "note", {"v": 1})
+    await a1.sync("g:team")
+    for n in range(4):
+        a1.put("g:team", f"n{n}", "note", {"n": n})
+    a1.put("g:team", "moved", "note", {"v": 2})  # its row moves beyond n3
+    await a1.sync("g:team")
+    through = b1.log_state("g:team").through
+    pages = iter(range(10_000))
+
+    def out_of_reach_after_three_log_pages(request):
+        if request.path.endswith("/log") and next(pages) >= 3:
+            return unavailable(503)
+        return None
+
+    if stop == "unreachable":
+        b1.transport.fail = out_of_reach_after_three_log_pages
+    await b1.sync("g:team")
+    # one pull page: n0 (v1 of "moved" is no longer at its seq); the log read had v1's
+    # entry, n0's and n1's when it stopped, "moved"'s later entry still unread
+    assert b1.store.get("cursor", "g:team") == through + 2
+    stopped = [e.fields.get("reason") for e in _kinds(b1, "sync.stopped")]
+    if stop == "unreachable":
+        assert _kinds(b1, "sync.done")[-1].fields.get("error") == "unreachable"
+    else:
+        assert stopped[-1] == "page-limit"
+    state = b1.log_state("g:team")
+    assert state.state != "alarm", state.alarm
+    assert state.through == through  # v1's entry waits for a read that reaches further
+    b1.transport.fail = None
+    for _ in range(10):
+        await b1.sync("g:team")
+    assert b1.get("g:team", "moved")["data"] == {"v": 2}
+    assert b1.log_state("g:team").state == "ok", b1.log_state("g:team").alarm

@@ -119,17 +119,17 @@ def test_approval_by_possession_is_judged_from_what_the_poster_was_served_not_it
     says = event(2, "a1", "record.applied", graph="g:team", recordId="p1", rev=rev, seq=9)
     grant = event(5, "relay", "keys.grant", graph=sk, epoch=1, device_id="a1", devices=["a3"])
     world.ledger.approvals.discard(("a1", "a3"))
-    world.ledger.served["a1"] = {}
+    world.ledger.served.clear()
     gate = ApprovalGate()
     for e in (wrote, says):  # as the monitor hands them: only the events the gate observes
         if e.fields["name"] in gate.observes:
             gate.observe(world, e)
     [found] = gate.observe(world, grant)  # the event alone: no possession
     assert "a1 was served no record it wrote" in found.detail
-    world.ledger.served["a1"][sk, "p1", rev] = 3  # a pull answer handed it over before
+    world.ledger.served.append(("a1", sk, "p1", rev, 6))  # served only after the wrap:
+    assert gate.observe(world, grant)  # no proof then
+    world.ledger.served.append(("a1", sk, "p1", rev, 3))  # a pull answer before it
     assert not gate.observe(world, grant)
-    world.ledger.served["a1"][sk, "p1", rev] = 6  # only after the wrap: no proof then
-    assert gate.observe(world, grant)
 
 
 def test_approval_by_possession_needs_a_self_sig_that_verifies():

@@ -62,7 +62,8 @@ def first_row_with(rows: list[bytearray], bpp: int, colour: tuple[int, int, int]
 def test_a_failing_report_shows_the_violation_the_history_and_not_checked(failing_run, tmp_path):
     """The whole page at half its size: the violation section, the cells of
     invariants that were not checked, and the history rows of the writes the violation
-    names are all painted, the violation above the history."""
+    names are all painted; what broke comes first (the first screen tells the story),
+    then the invariants, then the history."""
     trace, run = failing_run
     page = render_report(trace, run, tmp_path / "report")["report.html"]
     shot = tmp_path / "shot.png"
@@ -76,7 +77,7 @@ def test_a_failing_report_shows_the_violation_the_history_and_not_checked(failin
     not_checked = first_row_with(rows, bpp, NOT_CHECKED_BACKGROUND)
     marked = first_row_with(rows, bpp, MARKED_WRITE_BACKGROUND)
     assert None not in (violation, not_checked, marked), (violation, not_checked, marked)
-    assert not_checked < violation < marked
+    assert violation < not_checked < marked
     dom = chromium(tmp_path, "--dump-dom", page.as_uri()).stdout.decode()
     assert '<section class="violation" id="violation">' in dom
     unchecked = sum(inv["passed"] is None for inv in run["invariants"])

@@ -41,9 +41,13 @@ def test_invariants_that_did_not_run_say_not_checked_and_why(failing_run, tmp_pa
     paths = render_report(trace, summary, tmp_path)
     html, md = paths["report.html"].read_text(), paths["report.md"].read_text()
     assert '<td class="unchecked">– not checked</td><td>convergence</td>' in html
-    assert "| – not checked | convergence | applies only with an honest relay |" in md
+    assert (
+        "| – not checked | convergence | applies only with an honest relay and no thief; "
+        "this run had a malicious relay or a stolen device |"
+    ) in md
     assert "| ✗ FAIL | revocation |" in md and "| ✗ FAIL | device-model |" in md
-    assert "## Violation" in md and "### Evidence" in md
+    assert "## What broke" in md and "### Evidence" in md
+    assert md.index("## What broke") < md.index("## Invariants")  # the first screen
     checked = sum(inv["passed"] is not None for inv in summary["invariants"])
     assert f"{checked} of {len(summary['invariants'])} invariants were checked" in md
 
@@ -64,7 +68,7 @@ def test_replay_report_renders_a_reproducer_with_the_step_it_broke_after(tmp_pat
     assert by_name["convergence"]["note"] == "runs only at quiescence; the run stopped after step 1"
     assert by_name["epochs"]["note"] == "held until the run stopped after step 1"
     md = (out / "report.md").read_text()
-    assert 'The replay broke after step 1: {"rule": "link"' in md
+    assert '**Where:** the run broke after step 1: {"rule": "link"' in md
     assert "the write of r0 by a1" in md and "the write of r0 by b2" in md
     assert by_name["alarm-soundness"]["note"] == "held until the run stopped after step 1"
 

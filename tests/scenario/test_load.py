@@ -412,7 +412,10 @@ def test_an_invariant_that_did_not_run_is_not_checked_never_a_pass(tmp_path):
     by_name = {inv["name"]: inv for inv in summary["invariants"]}
     assert by_name["convergence"]["passed"] is None
     assert by_name["convergence"]["status"] == "not checked"
-    assert by_name["convergence"]["note"] == "applies only with an honest relay"
+    assert by_name["convergence"]["note"] == (
+        "applies only with an honest relay and no thief; "
+        "this run had a malicious relay or a stolen device"
+    )
     assert by_name["alarm-completeness"]["passed"] is not None
     listed = GOOD + '\n[expect]\ninvariants = ["lww"]\n'
     table = CliRunner().invoke(main, ["run", str(_write(tmp_path, listed, "listed.toml"))])
