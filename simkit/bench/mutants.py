@@ -1,5 +1,5 @@
 """Time to the first violation over a list of source mutants, with 1 worker and with
-N (docs/performance.md, round 9): ``simkit fuzz --time S --seed 1 --shrink-time 0
+N (docs/lab/performance.md, round 9): ``simkit fuzz --time S --seed 1 --shrink-time 0
 --workers W`` on a mutated copy of simkit for each mutant, one run at a time (so a run
 has the machine to itself), W = 1 then N; the median and 90th percentile of the time to
 the first violation (a mutant not killed counts as the whole budget), the mutants

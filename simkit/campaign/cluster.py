@@ -106,7 +106,7 @@ class DaskCluster:
 class LocalPool:
     """Worker processes forked from this one, for ``simkit fuzz`` on every core: no
     scheduler to start and nothing to import again (a LocalCluster's workers take about
-    a second to be ready, as long as many mutants take to be found; docs/performance.md,
+    a second to be ready, as long as many mutants take to be found; docs/lab/performance.md,
     round 9). The campaign driver runs on it as on a Dask cluster."""
 
     local = True

@@ -33,7 +33,7 @@ def pbkdf2_sha256(password: bytes, salt: bytes, iterations: int, length: int) ->
 
     A pure function that costs 100 ms at 310,000 iterations, so equal inputs are
     derived once per process: a bundle made and opened in one world, an example
-    Hypothesis replays while shrinking (docs/performance.md). Derived by
+    Hypothesis replays while shrinking (docs/lab/performance.md). Derived by
     ``cryptography``'s OpenSSL, which took half the time of ``hashlib``'s (the
     system's OpenSSL 3.0) here."""
     return PBKDF2HMAC(hashes.SHA256(), length, salt, iterations).derive(password)

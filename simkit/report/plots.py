@@ -410,7 +410,7 @@ MAX_ROUTES = 6
 
 def requests_figure(story: Story) -> Figure:
     """Requests per route over time, as the devices sent them (counted up), so a
-    change that polls or rechecks more shows its slope (docs/performance.md, "What a
+    change that polls or rechecks more shows its slope (docs/lab/performance.md, "What a
     run costs")."""
     per_route: dict[str, list[float]] = {}
     for x in story.exchanges:

@@ -8,7 +8,7 @@ over those lines, so it equals the SHA-256 of the JSON Lines dump, and it is a p
 function of the events: canonicalJson sorts keys, and refuses sets, whose order
 differs per process. Time is an integer so that an event without floats in its
 fields (nearly all) is encoded by the C encoder: canonicalJson's JavaScript-exact
-walk, which floats need, cost more than half a fuzz run (docs/performance.md).
+walk, which floats need, cost more than half a fuzz run (docs/lab/performance.md).
 
 ``emit`` is on the hot path, so it only appends; lines are encoded when something
 asks for the hash or a dump, and each line is hashed once.

@@ -52,7 +52,7 @@ def test_blindness_alone_does_not_see_a_private_key_the_relay_dropped():
 def test_secrecy_judges_what_devices_send_the_relay_not_a_rogues_raw_requests(monkeypatch):
     """A rogue's raw request is drawn from nothing a device holds: it left no device, so
     the relay's channel does not take it (it was 95 % of the bytes scanned, docs/
-    performance.md, round 13); every request a device sends is taken."""
+    lab/performance.md, round 13); every request a device sends is taken."""
     taken = []
     keep = Channels.to_relay
 

@@ -1,4 +1,4 @@
-"""What a run costs (docs/performance.md, "What a run costs"): every request the relay
+"""What a run costs (docs/lab/performance.md, "What a run costs"): every request the relay
 served, per route, the bytes each way, the records pulled, and the writes and the
 fleet's device-hours it was for."""
 
