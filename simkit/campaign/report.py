@@ -18,8 +18,11 @@ from simkit.fuzz.reproducer import Reproducer, replay, replay_summary
 from simkit.report import render_report, svg
 from simkit.report.html import page_start, table
 from simkit.report.tables import Table
+from simkit.sim.behaviours import CATALOGUE, worth_a_look
 from simkit.sim.exercise import NEVER
 from simkit.sim.situations import FLOOR, SITUATIONS
+
+NAMED = {b.name: b for b in CATALOGUE}
 
 FINDINGS_DIR = "findings"
 PLOT_HEIGHT = 200
@@ -183,11 +186,14 @@ def dashboard(data: dict) -> str:
         "<p>Catalogue behaviours reached by the chunks that had finished, over time.</p>",
     ]
     never = data["behaviours"]["never"]
-    out.append(
-        f"<details><summary>never reached: {len(never)} of {data['behaviours']['catalogue']}"
-        "</summary>"
-        f"<ul>{''.join(f'<li>{escape(name)}</li>' for name in never)}</ul></details>"
-    )
+    look = [name for name in never if name in NAMED and worth_a_look(NAMED[name])]
+    seldom = [name for name in never if name not in look]
+    for what, names in (("worth a look", look), ("seldom a concern", seldom)):
+        out.append(
+            f"<details><summary>never reached, {what}: {len(names)} of "
+            f"{data['behaviours']['catalogue']}</summary>"
+            f"<ul>{''.join(f'<li>{escape(name)}</li>' for name in names)}</ul></details>"
+        )
     out.append(table(situations_table(data)))
     out.append(table(chunks_table(data)))
     out += ["</body></html>", ""]

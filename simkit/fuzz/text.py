@@ -3,10 +3,11 @@ return lines and print nothing, so the wording lives beside ``FuzzResult`` and t
 command line only writes it."""
 
 import json
+from collections import Counter
 
 from simkit.fuzz.runner import FuzzResult
 from simkit.invariants.text import grouped_lines
-from simkit.sim.behaviours import Coverage
+from simkit.sim.behaviours import KINDS, Coverage, worth_a_look
 from simkit.sim.situations import FLOOR
 
 
@@ -148,20 +149,35 @@ SHOWN = 3  # never-reached behaviours named per group (the rest are counted)
 
 
 def coverage_lines(coverage: Coverage) -> list[str]:
-    """Behaviours reached K/N, and what was never reached, counted per group with the
-    first few named: one screen (the whole list is in ``--json`` and the reports)."""
+    """Behaviours reached K/N per kind (protocol paths, faults, hostile messages), then
+    what was never reached: the paths worth a look named per group, the rest only
+    counted. One screen; the whole list is in ``--json`` and the reports."""
     missing = coverage.missing()
-    reached = f"behaviours reached {len(coverage.reached)}/{len(coverage.catalogue)}"
+    total: Counter[str] = Counter(KINDS[b.group] for b in coverage.catalogue)
+    unreached = Counter(KINDS[b.group] for b in missing)
+    kinds = ", ".join(f"{k} {n - unreached[k]}/{n}" for k, n in total.items())
+    lines = [f"behaviours reached {len(coverage.reached)}/{len(coverage.catalogue)}: {kinds}"]
     if not missing:
-        return [reached, *situation_lines(coverage)]
+        return lines + situation_lines(coverage)
+    look = [b for b in missing if worth_a_look(b)]
     groups: dict[str, list[str]] = {}
-    for behaviour in missing:
+    for behaviour in look:
         groups.setdefault(behaviour.group, []).append(behaviour.name)
-    lines = [f"{reached}; never reached {len(missing)} (all of them: --json):"]
+    lines.append(f"never reached, worth a look: {len(look) or 'none'}" + (":" if look else ""))
     for group, names in groups.items():
         more = f", and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
         lines.append(f"  {group} ({len(names)}): {', '.join(names[:SHOWN])}{more}")
+    rest = Counter(b.group for b in missing if not worth_a_look(b) and b.group in SELDOM)
+    if rest:
+        counted = ", ".join(f"{n} {SELDOM[g]}" for g, n in rest.items())
+        lines.append(f"never reached, seldom a concern: {counted} (all of them: --json)")
     return lines + situation_lines(coverage)
+
+
+SELDOM = {
+    "relay answers": "refusals every route shares (401, 403, 429, ...)",
+    "hostile messages": "hostile messages (each one draw in 242: hours reach most)",
+}
 
 
 def situation_lines(coverage: Coverage) -> list[str]:

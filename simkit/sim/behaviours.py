@@ -37,6 +37,33 @@ class Behaviour:
     what: str
 
 
+KINDS = {
+    "relay answers": "protocol paths",
+    "client rules": "protocol paths",
+    "ceremonies": "protocol paths",
+    "relay events": "protocol paths",
+    "releases": "protocol paths",
+    "faults": "faults",
+    "adversary": "faults",
+    "situations": "faults",
+    "hostile messages": "hostile messages",
+}
+"""Each group's kind, for the one-line summary: what the protocol did, what was done to
+it, and the malformed messages it was sent."""
+
+
+def worth_a_look(behaviour: Behaviour) -> bool:
+    """Whether never reaching it leaves a path of the protocol unjudged: a client rule's
+    branch, a ceremony, a relay event, a fault, an adversary mode, a release's meeting, or
+    a route's own answer. Not a refusal every route shares (401, 403, 429, ...: the
+    same code path answers it on the other routes), nor one hostile message (each is
+    one draw among 242: hours reach most), nor a situation (its own line gives its
+    rate)."""
+    if behaviour.group == "relay answers":
+        return not behaviour.name.endswith(_SHARED)
+    return behaviour.group not in ("hostile messages", "situations")
+
+
 def route_name(route: Route) -> str:
     return f"{route.method} /{'/'.join(route.pattern)}"
 
@@ -76,6 +103,8 @@ _SPECIFIC = {
     "POST /graphs/:gid/blobs/:blobId/ack": ("404 not-found",),
     "DELETE /graphs/:gid/blobs/:blobId": ("403 not-permitted", "404 not-found"),
 }
+_SHARED = tuple(f" {o}" for o in (*_EVERY_ROUTE[1:], *_REGISTERED, *_GRAPH))
+"""The refusals many routes share, answered by one code path of the relay."""
 # What a 200 answer says, per route (read from small answers only).
 _ANSWERS = {
     "PUT /devices/:deviceId": ("fresh", "idempotent"),

@@ -124,16 +124,37 @@ def test_a_run_without_a_seed_draws_a_fresh_one_prints_it_and_keeps_it(tmp_path)
     assert first_line_seed(again.output) == 7
 
 
-def test_what_was_never_reached_is_counted_per_group_on_one_screen():
+def test_what_was_never_reached_is_counted_per_kind_and_the_paths_worth_a_look_named():
     from simkit.fuzz.text import coverage_lines
     from simkit.sim.behaviours import CATALOGUE, Coverage
 
     lines = coverage_lines(Coverage())  # nothing reached: the longest it gets
-    groups = {b.group for b in CATALOGUE if b.group != "releases"}
-    assert len(lines) == 1 + len(groups) and all(len(line) < 200 for line in lines)
+    assert all(len(line) < 200 for line in lines) and len(lines) <= 9
     nothing = Coverage()
-    assert lines[0] == (
-        f"behaviours reached 0/{len(nothing.catalogue)}; never reached "
-        f"{len(nothing.missing())} (all of them: --json):"
-    )
-    assert any(line.startswith("  relay answers (") and "more" in line for line in lines)
+    hostile = sum(b.group == "hostile messages" for b in CATALOGUE)
+    assert lines[0].startswith(f"behaviours reached 0/{len(nothing.catalogue)}: protocol paths 0/")
+    assert f"hostile messages 0/{hostile}" in lines[0]
+    assert lines[1].startswith("never reached, worth a look: ")
+    assert any(line.startswith("  client rules (") and "more" in line for line in lines)
+    assert not any(line.startswith("  hostile messages") for line in lines)
+    assert f"{hostile} hostile messages" in lines[-1] and "seldom a concern" in lines[-1]
+
+
+def test_a_route_never_answering_200_is_worth_a_look_and_a_shared_refusal_is_not():
+    from simkit.sim.behaviours import CATALOGUE, worth_a_look
+
+    named = {b.name: b for b in CATALOGUE}
+    assert worth_a_look(named["POST /graphs/:gid/push 200"])
+    assert worth_a_look(named["POST /graphs/:gid/keys 409 epoch-gap"])
+    assert not worth_a_look(named["POST /graphs/:gid/push 429 rate-limited"])
+    assert not any(worth_a_look(b) for b in CATALOGUE if b.group == "hostile messages")
+
+
+def test_a_run_that_reached_every_path_worth_a_look_says_none():
+    from simkit.fuzz.text import coverage_lines
+    from simkit.sim.behaviours import CATALOGUE, Coverage, worth_a_look
+
+    coverage = Coverage()
+    coverage.add(b.name for b in CATALOGUE if worth_a_look(b))
+    lines = coverage_lines(coverage)
+    assert lines[1] == "never reached, worth a look: none"
