@@ -9,6 +9,10 @@ from simkit.cli.app import debug_option, main
 from simkit.cli.exits import FINDING, without_finding
 from simkit.cli.terminal import Status
 
+FUZZ_S = 60.0
+"""Fuzzing on each side by default: a change is judged by more than the library's
+scenarios unless the reviewer says so (``--time 0``)."""
+
 
 @main.command()
 @debug_option
@@ -25,9 +29,10 @@ from simkit.cli.terminal import Status
     "--time",
     "seconds",
     type=click.FloatRange(min=0),
-    default=0.0,
+    default=FUZZ_S,
     show_default=True,
-    help="Seconds of seeded fuzzing on each version after the scenarios (0: none).",
+    help="Seconds of seeded fuzzing on each version after the scenarios (0: none: the "
+    "scenarios alone judge the change).",
 )
 @options.fresh_seed("Seed of the fuzzing (the scenarios keep their own seeds).")
 @click.option(
@@ -86,7 +91,11 @@ def compare(
     scenarios = [s for path in paths or (None,) for s in load_library(path)]
     click.echo(
         f"comparing {change.ref} against {base.ref}: {len(scenarios)} scenarios"
-        + (f", then {seconds:g} s of fuzzing on each, seed {seed}" if seconds else "")
+        + (
+            f", then {seconds:g} s of fuzzing on each, seed {seed}"
+            if seconds
+            else "; no fuzzing (--time 0): the scenarios alone judge the change"
+        )
     )
     status = Status()
     result = compare(

@@ -382,13 +382,12 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
     header = ("Scenario", "Base", "Change", "Flipped", "Requests (ratio)", "First difference")
     fuzz_rows = [
         (
-            f"{side} (rolled out from the base)" if r is not None and r.release else side,
-            "not run"
-            if r is None
-            else f"{r.examples} examples, {r.steps} steps, {len(r.coverage.reached)} behaviours",
-            "—" if r is None else _fuzz_found(r),
+            f"{side} (rolled out from the base)" if r.release else side,
+            f"{r.examples} examples, {r.steps} steps, {len(r.coverage.reached)} behaviours",
+            _fuzz_found(r),
         )
         for side, r in c.fuzz.items()
+        if r is not None
     ]
     total = c.total_growth()
     reached = [_reached(c.pairs, side) for side in ("base", "change")]
@@ -412,19 +411,21 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
     ]  # fmt: skip
     ran = c.exercise()
     return [
-        Table("Scenarios", note, header, verdicts),
+        Table("Scenarios", note, header, verdicts, empty=NO_SCENARIO if c.pairs else "None ran."),
         Table(
             "Requests per route",
             f"Over every scenario, same seeds; GREW: past {c.max_cost_growth:g}x (or new)."
             + (" Routes with equal counts are left out (compare.html lists all)." * only_changed),
             ("Route", "Base", "Change", "Ratio", "Grew"),
             routes,
+            empty="Every route served as many requests under the change as under the base.",
         ),
         Table(
             "Fuzzing",
-            "The same seeded budget on each version.",
+            "The same seeded budget on each version." if fuzz_rows else "",
             ("Side", "Ran", "Found"),
             fuzz_rows,
+            empty=NOT_FUZZED,
         ),
         Table(
             "The change ran",
@@ -437,6 +438,13 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
             + ([("verdict", ran.verdict)] if ran.verdict else []),
         ),
     ]
+
+
+NO_SCENARIO = "No scenario ran differently under the change (compare.html lists them all)."
+NOT_FUZZED = (
+    "Not run (--time 0): this comparison judged the change on the scenarios only; "
+    "--time S fuzzes each version for S seconds."
+)
 
 
 def _reached(pairs: list[Pair], side: str) -> int:

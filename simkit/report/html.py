@@ -80,6 +80,8 @@ def table(t: Table, anchors: set[str] = frozenset(), css: str = "") -> str:
     slug = re.sub(r"\W+", "-", t.heading.lower()).strip("-")
     lines = [f'<h2 id="{slug}">{escape(t.heading)}</h2>'] if t.heading else []
     lines += [f"<p>{linked(t.note, anchors)}</p>"] if t.note else []
+    if not t.rows:
+        return "\n".join([*lines, f"<p>{escape(t.empty)}</p>"])
     head = "".join(f"<th>{escape(h)}</th>" for h in t.header)
     opening = f'<table class="{css}">' if css else "<table>"
     lines.append(f"{opening}<tr>{head}</tr>")

@@ -39,6 +39,8 @@ def md(value: object) -> str:
 def table(t: Table, level: int = 2) -> list[str]:
     lines = [f"{'#' * level} {t.heading}", ""] if t.heading else []
     lines += [md(t.note), ""] if t.note else []
+    if not t.rows:
+        return [*lines, md(t.empty), ""]
     lines += ["| " + " | ".join(t.header) + " |", "|" + "---|" * len(t.header)]
     lines += ["| " + " | ".join(md(cell) for cell in row) + " |" for row in t.rows]
     return [*lines, ""]

@@ -25,6 +25,7 @@ class Table:
     verdicts: bool = False  # the first column says pass or fail
     anchors: str = ""  # rows get the id "<anchors>-<N>" from a first cell "#N"
     marked: frozenset[int] = frozenset()  # row indexes to highlight
+    empty: str = "None."  # written in place of a table without rows (never a bare header)
 
 
 VERDICTS = {True: "✓ pass", False: "✗ FAIL", None: "– not checked"}

@@ -10,6 +10,9 @@ SMALL = ["scenarios/bootstrap.toml", "scenarios/adversary-stolen-device.toml"]
 
 
 def compare(tmp_path, *args: str):
+    """``simkit compare`` with ``--time 0`` unless a test gives a time (the default fuzzes
+    each side for a minute)."""
+    args = args if "--time" in args else (*args, "--time", "0")
     out = tmp_path / "cmp"
     done = CliRunner().invoke(main, ["compare", *args, "--report", str(out)])
     data = json.loads((out / "compare.json").read_text()) if done.exit_code in (0, 1, 3) else None
@@ -125,3 +128,28 @@ def test_a_change_that_never_ran_gives_no_verdict_and_exits_3(tmp_path):
     assert data["verdict"] == "no verdict: the change was never exercised"
     assert data["change_ran"]["calls"] == {} and data["change_ran"]["exercised"] is False
     assert "no verdict: the change was never exercised" in done.output
+
+
+def test_compare_without_fuzzing_says_the_scenarios_alone_judged_and_writes_no_empty_table(
+    tmp_path,
+):
+    done, data, out = compare(tmp_path, "--variant", "honest", "scenarios/bootstrap.toml")
+    assert done.exit_code == 0, done.output
+    assert "no fuzzing (--time 0): the scenarios alone judge the change" in done.output
+    assert data["fuzz"] == {"base": None, "change": None}
+    for page in ("compare.md", "compare.html"):
+        text = (out / page).read_text()
+        assert "Not run (--time 0): this comparison judged the change on the scenarios only" in text
+        assert "not run" not in text  # no table of rows that say nothing ran
+    md = (out / "compare.md").read_text().splitlines()
+    for i, line in enumerate(md):  # a table header is followed by at least one row
+        if line.startswith("|---"):
+            assert md[i + 1].startswith("| "), md[i - 1]
+    assert "No scenario ran differently under the change" in "\n".join(md)
+
+
+def test_compare_fuzzes_each_side_for_a_minute_unless_told_otherwise():
+    from simkit.cli.reviewing import FUZZ_S
+
+    done = CliRunner().invoke(main, ["compare", "--help"])
+    assert FUZZ_S == 60 and "[default: 60.0;" in " ".join(done.output.split())
