@@ -64,7 +64,8 @@ def check_op(
     except KeyFormatError as exc:
         return Refusal("bad-signature", f"roster key of {device_id!r} is malformed: {exc}")
     if not valid:
-        return Refusal("bad-signature", f"signature does not verify under {device_id!r}")
+        why = "is absent" if envelope.get("s") is None else f"does not verify under {device_id!r}"
+        return Refusal("bad-signature", f"signature {why}")
     if record["by"] != entry["memberId"]:
         return Refusal("wrong-author", f"r.by {record['by']!r} is not {device_id!r}'s member")
     revoked_at = entry.get("revokedAt")

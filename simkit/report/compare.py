@@ -89,7 +89,11 @@ class Pair:
 def _why(check: dict) -> str:
     """What a check says when it fails: its first violation, else its detail."""
     found = check.get("violations") or []
-    return (found[0] if found else check.get("detail") or check.get("note") or "")[:300]
+    text = found[0] if found else check.get("detail") or check.get("note") or ""
+    return text if len(text) <= WHY_CHARS else text[:WHY_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+WHY_CHARS = 300  # a flip's reason in a table cell (simkit run of the scenario says it whole)
 
 
 def _result(passed) -> str:
@@ -433,7 +437,7 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
             "follow it and leave its consequences to the other invariants), or how often the "
             "methods it overrides ran, over its scenario runs and its fuzzing. A change that "
             "never did gives no verdict (exit 3).",
-            ("", ""),
+            ("What ran", "How often"),
             [(line.split(":")[0], line.partition(":")[2].strip()) for line in ran.lines()]
             + ([("verdict", ran.verdict)] if ran.verdict else []),
         ),

@@ -137,7 +137,11 @@ def authorship_problems(
     except (SimkitError, ValueError, TypeError):
         valid = False
     if not valid:
-        problem = "bad-signature", f"s does not verify under {device_id!r}'s roster key"
+        problem = "bad-signature", (
+            "the signature s is absent: the record is unsigned"
+            if signature is None
+            else f"the signature s does not verify under the roster key of {device_id!r}"
+        )
         return problem, problem
     if record["by"] != entry.get("memberId"):
         problem = "wrong-author", f"r.by {record['by']!r} is not {device_id!r}'s member"
