@@ -137,10 +137,13 @@ def authorship_problems(
     except (SimkitError, ValueError, TypeError):
         valid = False
     if not valid:
-        problem = "bad-signature", (
-            "the signature s is absent: the record is unsigned"
-            if signature is None
-            else f"the signature s does not verify under the roster key of {device_id!r}"
+        problem = (
+            "bad-signature",
+            (
+                "the signature s is absent: the record is unsigned"
+                if signature is None
+                else f"the signature s does not verify under the roster key of {device_id!r}"
+            ),
         )
         return problem, problem
     if record["by"] != entry.get("memberId"):
