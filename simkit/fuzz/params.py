@@ -50,6 +50,30 @@ CLIENT_CHOICES = {
 # retry backoff) will not change: quiescence ends there (a world still changing gets
 # longer, simkit.sim.world.DRAIN_CAP_S).
 DRAIN_S = 180
+# The host would refuse every capability on the personal and pairwise graphs, were it
+# asked: the spec has only ``g:`` graphs asked ("never asked and always allowed"), so a
+# relay that asks about ``u:``/``d:`` graphs refuses their owners (the key after ``u:`` or
+# ``d:`` is what such a relay would ask about).
+REFUSED_IF_ASKED = {
+    **{(member, member): () for member in MEMBERS},
+    ("alice", "alice:bob"): (),
+    ("bob", "alice:bob"): (),
+}
+# Partial sync (a world's views of its graphs): "views" gives b2 only the group graph's
+# tasks (its log status is off there) and a2 a view of its notes beside its whole
+# personal graph; "metadata" also sends ``k`` and ``sh`` and gives c1 a view of one shard
+# of the group graph beside the whole of it.
+PARTIAL = {
+    "views": (
+        S.Subscription("b2", "g:team", kinds=("task",), only=True),
+        S.Subscription("a2", "u:alice", kinds=("note",)),
+    ),
+    "metadata": (
+        S.Subscription("b2", "g:team", kinds=("task",), only=True),
+        S.Subscription("a2", "u:alice", kinds=("note",)),
+        S.Subscription("c1", "g:team", shards=("s0",)),
+    ),
+}
 # Capabilities of a member in the group graph (None: the directory grants everything).
 CAPABILITIES = {"all": None, "read-only": ["rotate"], "no-rotate": ["write"], "none": []}
 
@@ -201,6 +225,10 @@ class WorldParams:
     rules: tuple[str, ...] | None = attrs.field(default=None, converter=_rules)
     # a release: who starts on the new version (the rest upgrade by ``upgrade`` steps)
     rollout: dict | None = attrs.field(default=None, validator=_rollout)
+    # partial sync (``PARTIAL``): None, every device sees whole graphs
+    partial: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(tuple(PARTIAL)))
+    )
 
     def relay_settings(self) -> dict:
         settings = {k: v for k, v in self.relay.items() if k != "rate_limits"}
@@ -226,11 +254,17 @@ class WorldParams:
             outsiders=tuple(ROGUES),
             groups={GROUP: tuple(MEMBERS), ROGUE_GROUP: tuple(ROGUES)},
             capabilities={
-                (member, GROUP): tuple(CAPABILITIES[choice])
-                for member, choice in sorted(self.capabilities.items())
-                if CAPABILITIES[choice] is not None
+                **REFUSED_IF_ASKED,
+                **{
+                    (member, GROUP): tuple(CAPABILITIES[choice])
+                    for member, choice in sorted(self.capabilities.items())
+                    if CAPABILITIES[choice] is not None
+                },
             },
             graphs=GRAPHS,
+            subscriptions=PARTIAL.get(self.partial, ()),
+            send_metadata=self.partial == "metadata",
+            shards=self.partial == "metadata",
             clocks=S.ClockSpec(max_offset_ms=self.max_offset_ms),
             network=NetworkProfile(
                 request_loss=self.request_loss, response_loss=self.response_loss
@@ -251,6 +285,8 @@ class WorldParams:
         data["rules"] = None if self.rules is None else list(self.rules)
         if self.rollout is None:
             del data["rollout"]  # a world of one version, as before releases were fuzzed
+        if self.partial is None:
+            del data["partial"]  # whole graphs only, as before partial sync was fuzzed
         return data
 
 
@@ -308,12 +344,14 @@ def world_params(
             "relay_new": draw(st.booleans(), label="relay starts new"),
             "devices_new": sorted(draw(mixed, label="devices start new")),
         }
+    partial = draw(st.sampled_from([None, *PARTIAL]), label="partial sync")
     return WorldParams(
         seed,
         approval,
         skew,
         loss,
         loss,
+        partial=partial,
         relay=changed(RELAY_CHOICES),
         client=changed(CLIENT_CHOICES),
         capabilities=caps,

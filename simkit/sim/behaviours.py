@@ -109,8 +109,8 @@ _SHARED = tuple(f" {o}" for o in (*_EVERY_ROUTE[1:], *_REGISTERED, *_GRAPH))
 _ANSWERS = {
     "PUT /devices/:deviceId": ("fresh", "idempotent"),
     "POST /devices/:deviceId/revoke": ("rotation owed",),
-    "POST /graphs/:gid/push": ("accepted", "rev-too-far-ahead", "quota", "lww loser"),
-    "GET /graphs/:gid/pull": ("more",),
+    "POST /graphs/:gid/push": ("accepted", "rev-too-far-ahead", "quota", "lww loser", "metadata"),
+    "GET /graphs/:gid/pull": ("more", "kinds", "shards"),
     "GET /graphs/:gid/log": ("more",),
     "GET /graphs/:gid/keys": ("rotationRequired",),
     "GET /graphs/:gid/keygaps": ("gaps",),
@@ -315,6 +315,7 @@ def relay_labels(request, response) -> list[str]:
     if name in ("GET /graphs/:gid/pull", "GET /graphs/:gid/log"):
         if b'"more":true' in response.body:
             labels.append(f"{name} 200 more")
+        labels += [f"{name} 200 {f}" for f in ("kinds", "shards") if request.query.get(f)]
         return labels
     if name not in _ANSWERS:
         return labels
@@ -349,6 +350,8 @@ def _answer_labels(name: str, request, body: dict) -> Iterable[str]:
         sent = _ops_sent(request)
         if sent is not None and body.get("accepted", 0) + len(reasons) < sent:
             yield "lww loser"
+        if b'"k":' in request.body:  # partial-sync metadata, sent on opt-in
+            yield "metadata"
     elif name == "GET /graphs/:gid/keys" and body.get("rotationRequired"):
         yield "rotationRequired"
     elif name == "GET /graphs/:gid/keygaps" and body.get("gaps"):

@@ -20,14 +20,17 @@ from simkit.protocol.wrap import wrap_graph_key
 
 HOWS = (
     "shape", "slot", "rev", "schema", "app-schema", "author", "unknown-device", "signature",
-    "decrypt", "wrap",
+    "unsigned", "stale-signature", "other-graph-signature", "decrypt", "wrap",
 )  # fmt: skip
 """shape: envelope v is 2; slot: r.id names another slot; rev: the op's rev is not
 r.at; schema: a reserved kind with data its schema refuses; app-schema: an application
 kind with data the application's schema refuses (a ``task`` without its text,
 ``simkit.sim.world.APP_SCHEMAS``); author: r.by is another
 member; unknown-device: d names no roster device; signature: s does not verify;
-decrypt: the ciphertext is not AES-GCM under the graph key; wrap: a key gap filled
+unsigned: s is absent; stale-signature: s is the device's own signature over the
+record as it was before an edit; other-graph-signature: s is the device's own signature
+over the same record in another graph (the storage key it signs differs); decrypt: the
+ciphertext is not AES-GCM under the graph key; wrap: a key gap filled
 with a wrap sealed to another key (the gap's device cannot open it)."""
 
 
@@ -40,6 +43,9 @@ BROKEN = {
     "author": "r.by is not the member of the device that signed it",
     "unknown-device": "d, the device that signed it, is in no roster",
     "signature": "s does not verify over the record as sealed",
+    "unsigned": "s is absent: the record is unsigned",
+    "stale-signature": "s is its device's signature over another version of the record",
+    "other-graph-signature": "s is its device's signature over the record in another graph",
     "decrypt": "its ciphertext does not open under its slot's AAD",
 }
 """What each forgery breaks, in client rule 2's words: why a receiver must refuse it."""
@@ -76,6 +82,12 @@ def forged_op(device, graph_id: str, record_id: str, how: str, delete: bool = Fa
         envelope["d"] = "ghost"
     elif how == "signature":
         envelope["s"] = b64url_encode(b"\x00" * 64)
+    elif how == "unsigned":
+        del envelope["s"]
+    elif how == "stale-signature":
+        envelope["s"] = sign_record(device.keys.sign_key, sk, {**record, "data": {"was": how}})
+    elif how == "other-graph-signature":
+        envelope["s"] = sign_record(device.keys.sign_key, f"{sk}.other", record)
     nonce = device.entropy.token_bytes(12)
     plaintext = canonical_json(envelope)
     sealed = aes_gcm_seal(ring.keys[epoch], nonce, plaintext, record_aad(sk, record_id))

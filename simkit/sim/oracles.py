@@ -19,6 +19,7 @@ from simkit.client.store import GONE
 from simkit.model import ModelCheck
 from simkit.model.catalogue import how_to_declare
 from simkit.model.device import App, Changes, DeviceModel, Identity, LogView, Pin
+from simkit.model.device.says import SAID
 from simkit.model.rules import declared
 from simkit.protocol.keyring import Keyring
 from simkit.relay import Relay, Request, Response
@@ -224,6 +225,7 @@ class DeviceOracle:
                 config.verify_signatures,
                 config.send_metadata,
                 config.approval_mode,
+                config.log_verification,
             )
             identity = Identity(
                 device.member_id, device.device_id, device.keys.wrap_key, device.keys.sig_jwk
@@ -310,13 +312,35 @@ class DeviceOracle:
         if model is not None:
             model.imported()
 
+    def heard(self, device, event) -> None:
+        """An event ``device`` emitted: the end of a sync run, or one the model judges as
+        it is said (a device a restart replaced is no longer followed)."""
+        if event.kind != "sync.done" and event.kind not in SAID:
+            return
+        slot = self.world.slots.get(device.device_id)
+        if slot is None or slot.device is not device:
+            return
+        if event.kind == "sync.done":
+            self.ran(slot, event)
+        else:
+            self.said(slot, event)
+
     def ran(self, slot, event) -> None:
         """``slot``'s device ended a sync run (its ``sync.done`` event, as it happens).
         ``status.lastError`` is the device's ``last_error``: read alone, not by building
         the whole status at every run's end."""
         model = self._following(slot)
         if model is not None:
-            model.ran(event.graph, event.fields.get("error"), slot.device.last_error)
+            device, task = slot.device, trio.lowlevel.current_task()
+            status = device.linking, device.graph_status(event.graph).to_json()
+            model.ran(event.graph, event.fields.get("error"), device.last_error, task, status)
+
+    def said(self, slot, event) -> None:
+        """``slot``'s device emitted an event the model judges as it is said (not one a
+        forger using its credential caused)."""
+        model = self._model(slot.device_id)
+        if model is not None:
+            model.said(event.kind, event.graph, event.fields, trio.lowlevel.current_task())
 
     def _departed(self, device_id: str, rule: str) -> None:
         """A departure in a rule the device's version declares: traced, not reported."""
@@ -354,12 +378,16 @@ def _changes(device, rows: dict) -> Changes:
             changes.queued[sk, key] = None if gone else value["r"]
         elif kind == "refused":
             changes.refused[sk, key] = None if gone else (value["rev"], value["reason"])
+        elif table == "subs":
+            changes.views[_subscription(key)] = not gone
         elif table == "cursor":
             changes.cursors[_subscription(key)] = None if gone else value
         elif table == "keyring":
             changes.keyrings[key] = {} if gone else Keyring.from_wire(value).keys
-        elif table == "graphs" and not gone:
-            changes.relay_epochs[value["sk"]] = value.get("latest", 0)
+        elif table == "graphs":
+            changes.followed[key] = not gone
+            if not gone:
+                changes.relay_epochs[value["sk"]] = value.get("latest", 0)
         elif table == "pin":
             changes.pins[key] = None if gone else Pin(value.state, value.via, value.fingerprint)
         elif table == "log":

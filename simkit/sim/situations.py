@@ -29,6 +29,11 @@ SITUATIONS = {
     "route handler runs in one write transaction; the answer is lost with the relay",
     "situation an upgrade while a request is in flight": "Versioning rule 3: a party moves "
     "to the new version with one of its exchanges open",
+    "situation a pull filtered by kinds": "Partial sync: a subscription's pull asks for some "
+    "kinds only, with its own cursor",
+    "situation a pull filtered by shards": "Partial sync: a subscription's pull asks for some "
+    "shards only",
+    "situation a push carrying partial-sync metadata": "Partial sync: `k` and `sh` sent on opt-in",
     **{
         f"situation a crash in {c} {where}": f"Ceremonies: {c} cut by a crash {where}"
         for c in CEREMONIES
@@ -38,6 +43,12 @@ SITUATIONS = {
 """Each situation, and the clause it is about."""
 FLOOR = 5.0
 """The worlds per 1,000 that must reach each situation in the default mix."""
+PARTIAL = {
+    "GET /graphs/:gid/pull 200 kinds": "a pull filtered by kinds",
+    "GET /graphs/:gid/pull 200 shards": "a pull filtered by shards",
+    "POST /graphs/:gid/push 200 metadata": "a push carrying partial-sync metadata",
+}
+"""The relay answers (behaviours) whose worlds reach a partial-sync situation."""
 
 
 class Situations:
@@ -75,6 +86,12 @@ class Situations:
     def wrote(self, device_id: str, record_id: str) -> None:
         if record_id in self.pushing.get(device_id, ()):
             self.reached("a write while a push of its record is in flight")
+
+    def answered(self, labels: list[str]) -> None:
+        """What an answer the devices received exercised (``relay_labels``): partial sync."""
+        for label in labels:
+            if label in PARTIAL:
+                self.reached(PARTIAL[label])
 
     # -- read from the trace ----------------------------------------------------------------
 

@@ -275,6 +275,7 @@ class WorldSpec:
     drain_s: float = 600.0
     approval_mode: str = "observe"
     send_metadata: bool = False
+    shards: bool = False  # records carry a shard label (``workload.shard_of``) when sent
     # the relay's settings as ``Relay(..., **relay_settings)`` takes them (RelaySettings)
     relay_settings: dict = attrs.field(factory=dict, validator=lambda i, a, v: _relay_settings(v))
     client_settings: dict = attrs.Factory(dict)  # AppConfig fields (page sizes, batches, ...)

@@ -69,6 +69,12 @@ def next_write(
     return AppWrite(graph_id, f"r{number}", "create", kind, payload)
 
 
+def shard_of(record: dict) -> str:
+    """A record's shard: ``s0`` or ``s1`` by its ID, so it never changes in its life
+    (Partial sync: 'opaque shard label'); a world with ``shards`` sends it."""
+    return f"s{sum(record['id'].encode()) % 2}"
+
+
 def writers(workload: Workload, slots: dict) -> list[str]:
     """The devices whose users write: the workload's, or every device of the fleet."""
     return sorted(slots) if workload.writers is None else sorted(workload.writers)

@@ -44,7 +44,7 @@ from simkit.sim.settle import STABLE_S, patience, progress, settled
 from simkit.sim.situations import Situations
 from simkit.sim.trace import Trace
 from simkit.sim.variant import HONEST, Variant
-from simkit.sim.workload import write_for, writers
+from simkit.sim.workload import shard_of, write_for, writers
 
 SETTLE_POLL_S = 5.0
 DRAIN_CAP_S = 3 * 3600.0  # a world still changing after this is livelocked, not slow
@@ -104,6 +104,7 @@ class World:
         self.config = AppConfig(
             approval_mode=spec.approval_mode,
             send_metadata=spec.send_metadata,
+            shard_of=shard_of if spec.shards else None,
             registry=APP_SCHEMAS,
             **spec.client_settings,
         )
@@ -251,7 +252,9 @@ class World:
         """The relay as the network reaches it (the adversary's wrapper), counting what
         each answer exercised."""
         response = self.adversary.handle(request)
-        self.coverage.add(relay_labels(request, response))
+        labels = relay_labels(request, response)
+        self.coverage.add(labels)
+        self.situations.answered(labels)
         if self.versions.release:
             self.coverage.add([self.versions.met(request.headers.get("x-device"))])
         self.costs.served(request, response)
@@ -277,12 +280,10 @@ class World:
         self.trace.emit(
             "event", device.device_id, name=event.kind, graph=event.graph, **event.fields
         )
+        if self.device_oracle is not None:
+            self.device_oracle.heard(device, event)
         if event.kind == "checkpoint.published":
             self.costs.checkpoints += 1
-        elif event.kind == "sync.done" and self.device_oracle is not None:
-            slot = self.slots.get(device.device_id)
-            if slot is not None and slot.device is device:
-                self.device_oracle.ran(slot, event)
         elif event.kind == "record.applied":
             sk = device.storage_key(event.graph)
             self.costs.applied(device.device_id, sk, event.fields["recordId"],

@@ -19,7 +19,7 @@ import pytest
 
 from simkit.fuzz.mutants import run_mutated
 from simkit.fuzz.reproducer import Reproducer, replay
-from tests.fuzz.mutants import BY_NAME
+from tests.fuzz.mutants import BY_NAME, CONDUCT
 
 FINDINGS = sorted(Path(__file__).with_name("mutant_findings").glob("*.json"))
 TIMEOUT_S = 300
@@ -35,9 +35,12 @@ def _invariant(path: Path) -> str:
 
 
 def test_every_mutant_is_checked_or_listed_as_an_escape():
+    """Every set but issue 48's conduct slips, which are measured (before and after the
+    checks that judge them: docs/fuzzing.md, "The conduct set"), not yet kept."""
     caught = {path.stem for path in FINDINGS}
     assert not caught & ESCAPES.keys()
-    assert sorted(caught | ESCAPES.keys()) == sorted(BY_NAME)
+    measured = sorted(set(BY_NAME) - {m.name for m in CONDUCT})
+    assert sorted(caught | ESCAPES.keys()) == measured
 
 
 @pytest.mark.parametrize("path", FINDINGS, ids=[p.stem for p in FINDINGS])

@@ -8,8 +8,13 @@ quiescence tells a stuck client from a busy one."""
 
 from pathlib import Path
 
+import pytest
+
 from simkit.fuzz.mutants import run_mutated
 from simkit.fuzz.reproducer import Reproducer, replay
+from simkit.protocol.http import Refused
+from simkit.relay import Relay
+from simkit.sim.variant import Variant
 from tests.fuzz.mutants import BY_NAME
 
 
@@ -139,3 +144,46 @@ def test_rule_13_two_devices_rotating_at_once_both_adopt_the_key_the_relay_holds
     assert [f["epoch"] for f in rotations] == [1, 2]  # one mint of epoch 2, not two
     keys = {d: world.slots[d].device.keyring("g:team").keys[2] for d in ("a1", "b1", "c1")}
     assert len(set(keys.values())) == 1
+
+
+@pytest.mark.parametrize("how", ["unsigned", "stale-signature", "other-graph-signature"])
+def test_rule_2_a_signature_absent_or_over_another_version_or_graph_is_refused(how):
+    """Forged authorship beyond a wrong byte: no ``s``, the device's own ``s`` over the
+    record before an edit, or over the same record in another graph. Every receiver
+    refuses it as bad-signature, and every invariant and both models hold."""
+    world = _replay(
+        {"seed": 3, "rules": ["rogue"]},
+        [
+            {"rule": "forge", "device": "a1", "graph": "g:team", "record": "r1", "how": how},
+            {"rule": "advance", "seconds": 30},
+        ],
+    )
+    refused = [f for f in _events(world, "record.rejected") if f["recordId"] == "r1"]
+    assert refused and {f["reason"] for f in refused} == {"bad-signature"}
+
+
+class AsksAboutEveryGraph(Relay):
+    """A relay that asks the host about every graph, not only ``g:`` ones."""
+
+    def _require_capability(self, call, capability):
+        granted = self.host.capabilities(call.member, call.graph.key.split(":", 1)[1])
+        if granted is not None and capability not in granted:
+            raise Refused(403, "not-permitted", f"{capability} is needed", need=capability)
+
+
+asks_every_graph = Variant("asks-every-graph", "capabilities asked on u:/d: graphs too",
+                           relay=AsksAboutEveryGraph)  # fmt: skip
+
+
+def test_capabilities_only_g_graphs_are_asked_and_the_fuzz_host_would_refuse_the_others():
+    """The fuzz host would refuse every capability on ``u:``/``d:`` graphs if asked: the
+    honest relay never asks; one that asks refuses alice's own writes, and a model says so."""
+    steps = [
+        {"rule": "write", "device": "a1", "graph": "u:alice", "record": "r0", "op": "edit"},
+        {"rule": "advance", "seconds": 30},
+    ]
+    _replay({"seed": 3}, steps)  # the honest relay: no violation
+    data = {"machine": "honest", "variant": f"{__name__}:asks_every_graph",
+            "world": {"seed": 3}, "steps": steps}  # fmt: skip
+    result = replay(Reproducer.from_json(data))
+    assert {v.invariant for v in result.violations} & {"relay-model", "no-lost-write"}

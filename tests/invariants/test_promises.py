@@ -78,7 +78,9 @@ class DeliveredAtOnce(Relay):
         return True
 
 
-stale_keys = Variant("stale-keys", "a client that never learns of new epochs", device=StaleKeys)
+# it changes client rule 5 (writes are never held) and with it the status that says so
+stale_keys = Variant("stale-keys", "a client that never learns of new epochs", device=StaleKeys,
+                     changes=("client rule 5", "events rule 5"))  # fmt: skip
 accepts_forgeries = Variant("accepts-forgeries", "no signature check", device=AcceptsForgeries)
 never_delivered = Variant("never-delivered", "transport blobs kept", relay=NeverDelivered)
 delivered_at_once = Variant("delivered-at-once", "transport blobs dropped", relay=DeliveredAtOnce)

@@ -43,3 +43,22 @@ def test_merged_coverage_reads_as_worlds_per_thousand():
     assert rates["situation a push cut by an outage"] == 250.0
     assert rates["situation an older epoch granted after a newer one"] == 0.0
     assert merged.to_json()["situations_per_1000"]["situation a push cut by an outage"] == 250.0
+
+
+def test_partial_sync_worlds_reach_filtered_pulls_and_metadata_and_whole_ones_do_not():
+    """The fuzz's partial-sync views (``simkit.fuzz.params.PARTIAL``) in a faulty team:
+    pulls filtered by kinds and by shards, pushes with ``k``/``sh``; judged by every
+    invariant, both models included."""
+    from simkit.fuzz.params import PARTIAL
+    from simkit.sim import spec as S
+
+    names = [f"situation {s}" for s in ("a pull filtered by kinds", "a pull filtered by shards",
+                                        "a push carrying partial-sync metadata")]  # fmt: skip
+    workload = S.Workload(interval_s=10, kinds=("note", "task"))
+    spec = faulty_team(duration_s=120, workload=workload, subscriptions=PARTIAL["metadata"],
+                       send_metadata=True, shards=True)  # fmt: skip
+    world = run_world(spec, monitor=Monitor(True))
+    assert [world.coverage.counts[n] for n in names] == [1, 1, 1]
+    assert world.violations == []
+    whole = _reached(faulty_team(duration_s=120, workload=workload))
+    assert [whole.counts[n] for n in names] == [0, 0, 0]

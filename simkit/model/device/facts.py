@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 
 from simkit.errors import SimkitError
-from simkit.protocol.records import open_record, verify_record
+from simkit.protocol.records import ShapeError, open_record, verify_record
 
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
@@ -109,6 +109,8 @@ def open_op(key: bytes, storage_key: str, op: dict) -> tuple[dict | None, Proble
     """An op opened under its slot's AAD: the envelope, or why it does not open."""
     try:
         envelope = open_record(key, storage_key, op["recordId"], op["n"], op["c"])
+    except ShapeError as exc:  # it opens, but what it holds is not a JSON object
+        return None, ("shape", str(exc))
     except (SimkitError, ValueError) as exc:
         return None, ("decrypt", f"does not open under its slot's AAD: {exc}")
     if not isinstance(envelope, dict):
@@ -154,3 +156,31 @@ def authorship_problems(
         return None, None
     revoked = "revoked-device", f"{device_id!r} was revoked at {revoked_at}, before r.at"
     return (revoked if revoked_at < record["at"] else None), revoked
+
+
+def faults(key: bytes, storage_key: str, op: dict, app, rosters: list[dict]) -> set[str]:
+    """Every reason client rule 2 gives to refuse ``op`` that holds (a client may check
+    its clauses in any order, so any fault the record has is a true reason): its first
+    fault before authorship, or each authorship clause that fails under some roster the
+    device could have used. Empty when it has none the model can name."""
+    envelope, problem = open_op(key, storage_key, op)
+    problem = problem or envelope_problem(envelope, op.get("recordId"))
+    if problem is None and op.get("rev") != envelope["r"]["at"]:
+        problem = ("shape", "its op rev is not r.at")
+    if problem is None:
+        problem = schema_problem(envelope["r"], app.accepts)
+    if problem is not None:
+        return {problem[0]}
+    found = set()
+    for roster in rosters if app.verify_signatures else ():
+        entry = roster.get(envelope.get("d")) if isinstance(envelope.get("d"), str) else None
+        strict, lenient = authorship_problems(envelope, storage_key, roster)
+        found.update(p[0] for p in (strict, lenient) if p is not None)
+        if not isinstance(entry, dict):
+            continue
+        if envelope["r"]["by"] != entry.get("memberId"):  # whether or not s verifies
+            found.add("wrong-author")
+        revoked_at = entry.get("revokedAt")
+        if is_number(revoked_at) and revoked_at <= envelope["r"]["at"]:
+            found.add("revoked-device")
+    return found

@@ -49,6 +49,7 @@ class Graph:
     keys: dict[int, bytes] = attrs.Factory(dict)  # held, as committed
     opened: dict[int, set[bytes]] = attrs.Factory(lambda: defaultdict(set))  # from wraps
     unopenable: dict[int, list] = attrs.Factory(dict)  # epoch -> [the wrap, discarded since]
+    served_unopenable: set[int] = attrs.Factory(set)  # epochs any keys answer served so
     discards_cut: bool = False  # a discard since the last keys answer could not reach the relay
     relay_epoch: int = 0  # the highest epoch an answer client rule 5 names showed
     shown_epoch: int = 0  # the highest epoch any answer showed (key gaps, POST keys too)

@@ -147,6 +147,7 @@ class KeyRules:
                     graph.sk,
                 )
         graph.unopenable = {epoch: [wrapped, False] for epoch, wrapped in now_unopenable.items()}
+        graph.served_unopenable.update(now_unopenable)
         graph.discards_cut = False
 
     def _open(self, wrapped: object) -> bytes | None:

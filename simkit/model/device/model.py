@@ -27,6 +27,8 @@ from simkit.model.device.keys import KeyRules, fingerprint
 from simkit.model.device.logcheck import LogRules
 from simkit.model.device.pushes import PushRules
 from simkit.model.device.receive import ReceiveRules
+from simkit.model.device.says import SaysRules
+from simkit.model.device.timing import TimingRules
 from simkit.model.device.views import App, Changes, Finding, Identity, Pin
 from simkit.model.device.wire import as_int, error_code, is_count, parsed, route_of, signature_of
 from simkit.model.device.writes import WriteRules
@@ -59,7 +61,7 @@ class _Sent:
     path: str
 
 
-class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
+class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, TimingRules, SaysRules):
     """``DeviceModel(identity, app)``: feed it the device's inputs in the order they
     happen; ``findings`` grows with every disagreement. ``changes`` names spec rules
     a variant changes on purpose: their checks are not made (docs/variants.md)."""
@@ -92,6 +94,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self._sks: dict[str, str | None] = {}  # graph ID -> storage key
         self._run_began = 0  # the tick the device's current sync run began after
         self._waiting: set[str] = set()  # graphs behind with writes queued as it began
+        self._timing_init()
+        self._says_init()
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -132,6 +136,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
     def sent(self, task: object, request, now: float) -> None:
         """The device sent ``request`` at virtual time ``now`` (seconds)."""
         self.tick += 1
+        self._timing_sent(task, signature_of(request), f"{request.method} {request.path}", now)
         self._retry_rules(task, request, now)
         failed = self._failures.get(task)
         if failed is not None and failed != signature_of(request):
@@ -236,9 +241,11 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
             self._failed(task, request, now, wrong or f"status {status}")
         else:
             self._failures.pop(task, None)
+            self._timing_answered(task, signature_of(request), status)
         if wrong:  # it tells the device nothing: a server failure, its push still in flight
             return
         sk = self._sk(params["gid"]) if route is not None and "gid" in params else None
+        self._says_answered(route, sk, status, error_code(response))
         retried = status == 429 or status >= 500  # the push stays in flight
         push = (self._pushes.get if retried else self._pushes.pop)(task, None)
         push = push if route == "push" else None
@@ -306,6 +313,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         """A request's first failure owes a retry; a retry that fails again may be the
         last attempt (the spec bounds the attempts without fixing how many)."""
         signature = signature_of(request)
+        self._timing_failed(task, signature, now)
         if self._failures.get(task) != signature:
             self._tasks[task] = ("retry", signature, (now, why))
         self._failures[task] = signature
@@ -336,6 +344,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
         self._failed_at.clear()
         self._pushes.clear()
         self._waiting.clear()  # a boot's first run asks for keys anyway
+        self._timing_crashed()
+        self._says_crashed()
         for graph in self.graphs.values():
             graph.unopenable.clear()
             graph.restamps.clear()
@@ -363,12 +373,16 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
                 graph.claims_from = self.tick  # (log check (2): ``LogRules._believable``)
         self._importing, self._wipe = None, False
 
-    def ran(self, graph_id: str, error: str | None, last_error: object) -> None:
+    def ran(self, graph_id: str, error: str | None, last_error: object, task=None,
+            status: tuple[object, dict] | None = None) -> None:  # fmt: skip
         """A sync run of ``graph_id`` ended (``sync.done``); ``error``: why it stopped
         early, as the event says; ``last_error``: ``status.lastError`` then. Client
         status fields name ``status.lastError``: a text (or nothing yet), and after a
         run that ended in an error, the text of an error."""
         self._ran_behind(graph_id, error)
+        self._timing_ran(task)
+        if status is not None:
+            self._status_judged(graph_id, *status)
         if (error is None and last_error is None) or (isinstance(last_error, str) and last_error):
             return
         self.find(
@@ -402,6 +416,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules):
                     sk,
                 )
             graph.noted_epoch = epoch
+        self._says_followed(changes)
         for device_id, pin in changes.pins.items():
             self._pinned(device_id, pin)
         touched = {key for part in (changes.held, changes.queued, changes.refused) for key in part}

@@ -298,6 +298,8 @@ class ReceiveRules:
         for item in reversed(graph.served_by_record.get(rid, ())):
             if item.op.get("rev") == rev:
                 decision, why, _ = self.verdict(graph, item)
+                if decision == REFUSE and isinstance(reason, str):
+                    self._reason_true(graph, item, rid, reason)
                 stale = not any(t > item.tick for t, _ in self._rosters(graph, item))
                 if decision != ACCEPT and why.startswith("unknown-device") and stale:
                     self.find(

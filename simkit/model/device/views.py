@@ -27,12 +27,14 @@ class Identity:
 @attrs.frozen
 class App:
     """The application's choices the spec leaves to it (Defaults): its schemas, whether
-    authorship is verified, whether ``k``/``sh`` are sent, the approval mode."""
+    authorship is verified, whether ``k``/``sh`` are sent, the approval mode, whether
+    the log is verified."""
 
     accepts: Callable[[str, dict], bool]
     verify_signatures: bool = True
     send_metadata: bool = False
     approval_mode: str = "observe"
+    log_verification: bool = True
 
 
 @attrs.frozen
@@ -63,6 +65,8 @@ class Changes:
     cursors: dict[Subscription, int | None] = attrs.Factory(dict)
     keyrings: dict[str, dict[int, bytes]] = attrs.Factory(dict)
     relay_epochs: dict[str, int] = attrs.Factory(dict)
+    followed: dict[str, bool] = attrs.Factory(dict)  # graph ID -> followed (or no longer)
+    views: dict[Subscription, bool] = attrs.Factory(dict)  # subscribed (or no longer)
     pins: dict[str, Pin | None] = attrs.Factory(dict)
     logs: dict[str, LogView | None] = attrs.Factory(dict)
 
@@ -70,7 +74,8 @@ class Changes:
         # every commit asks: plain attribute reads, not attrs.astuple's copy
         return bool(
             self.held or self.queued or self.refused or self.cursors or self.keyrings
-            or self.relay_epochs or self.pins or self.logs
+            or self.relay_epochs or self.followed or self.views or self.pins
+            or self.logs
         )  # fmt: skip
 
 
