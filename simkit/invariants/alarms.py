@@ -162,7 +162,7 @@ class AlarmCompleteness(Invariant):
         out = []
         for device_id, (served_at, graph_id) in sorted(world.adversary.contradictions().items()):
             slot = world.slots.get(device_id)
-            if slot is None or slot.revoked:
+            if slot is None or slot.revoked or not _verifies(world, slot, graph_id):
                 continue
             runs = [t for t in self._runs.get((device_id, graph_id), ()) if t >= served_at]
             if not runs:
@@ -218,3 +218,14 @@ class AlarmCompleteness(Invariant):
                             )
                         )
         return out
+
+
+def _verifies(world, slot, graph_id: str) -> bool:
+    """Whether the device verifies ``graph_id``'s log: its app verifies logs and the
+    world does not give it filtered views of the graph only. A device whose views of a
+    graph are all filtered has log status ``off`` there (Log verification status), so
+    nothing obliges it to alarm."""
+    sk = storage_key(graph_id, slot.member)
+    only = any(s.only and s.device == slot.device_id and s.graph == sk
+               for s in world.spec.subscriptions)  # fmt: skip
+    return world.config.log_verification and not only
