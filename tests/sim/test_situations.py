@@ -62,3 +62,25 @@ def test_partial_sync_worlds_reach_filtered_pulls_and_metadata_and_whole_ones_do
     assert world.violations == []
     whole = _reached(faulty_team(duration_s=120, workload=workload))
     assert [whole.counts[n] for n in names] == [0, 0, 0]
+
+
+def test_alarm_completeness_obliges_no_device_whose_views_of_a_graph_are_all_filtered():
+    """Log verification status: 'unverified -> off when only filtered subscriptions
+    exist'. b2 sees only the group graph's tasks in a partial-sync fuzz world, so nothing
+    obliges it to alarm there (a contradiction a malicious relay serves it is not read);
+    its other graphs, and every other device, are obliged as before."""
+    from types import SimpleNamespace
+
+    from simkit.fuzz.params import WorldParams
+    from simkit.invariants.alarms import _verifies
+    from simkit.sim.world import World
+
+    world = World(WorldParams(5, partial="views").spec())
+    b2, a2 = (
+        SimpleNamespace(member="bob", device_id="b2"),
+        SimpleNamespace(member="alice", device_id="a2"),
+    )
+    assert not _verifies(world, b2, "g:team")
+    assert _verifies(world, b2, "d:alice")  # its pairwise graph with alice
+    assert _verifies(world, a2, "u")  # a filtered view beside its whole personal graph
+    assert _verifies(World(WorldParams(5).spec()), b2, "g:team")
