@@ -231,3 +231,13 @@ def test_the_models_backoff_is_the_one_docs_client_md_states():
     assert f"{timing.ATTEMPTS} attempts" in text
     assert f"min({cap}, {base} * 2^(k-1)) * (0.5 + u/2)" in text
     assert timing.JITTER == (0.5, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("before", "found"), [("approved", False), ("rejected", True), ("conflicted", True)]
+)
+def test_device_approval_pin_only_an_unknown_device_is_approved_by_possession(before, found):
+    m = model("approve")
+    m.committed(Changes(pins={"b1": Pin(before, "human", "fp")}), CLOCK)
+    m.committed(Changes(pins={"b1": Pin("approved", "possession", "fp")}), CLOCK)
+    assert ("pin states" in rules(m)) is found

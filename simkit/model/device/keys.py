@@ -188,9 +188,9 @@ class KeyRules:
         graph.keys = dict(keys)
 
     def _pinned(self, device_id: str, pin: Pin | None) -> None:
-        """Device approval pin: approved by possession needs a verified record of that
-        device and its valid selfSig; conflicted only from approved, when its published
-        keys changed."""
+        """Device approval pin: approved by possession only from unknown (no pin), and only
+        with a verified record of that device and its valid selfSig; conflicted only from
+        approved, when its published keys changed."""
         before = self.pins.get(device_id)
         if pin is None:
             self.pins.pop(device_id, None)
@@ -203,6 +203,13 @@ class KeyRules:
                 f"{', '.join(PIN_STATES)}; no pin is unknown)",
             )
         by_possession = pin.state == "approved" and pin.via == "possession" and before is None
+        possession = pin.state == "approved" and pin.via == "possession"
+        if possession and before is not None and before.state != "approved":
+            self.find(  # rejected or conflicted: a human's decision, or a changed key
+                "pin states",
+                f"approved {device_id}, pinned {before.state}, by possession (model: only "
+                "an unknown device is approved by proof of possession)",
+            )
         if by_possession and not self._possession_proved(device_id, pin):
             self.find(
                 "pin states",
