@@ -18,7 +18,7 @@ from simkit.client import Device
 from simkit.errors import SimkitError
 from simkit.protocol.ids import storage_key
 from simkit.protocol.keys import DeviceKeys
-from simkit.protocol.messages import ANSWER_MALFORMATIONS, ANSWER_OF
+from simkit.protocol.messages import ANSWER_MALFORMATIONS, ANSWER_OF, answer_problems
 from simkit.protocol.wrap import wrap_graph_key
 from simkit.relay import Poke, Relay, Request, Response
 from simkit.sim.clock import DEFAULT_EPOCH_MS, relay_clock
@@ -504,8 +504,16 @@ class MaliciousRelay:
         # relay reading a log page whose entries a malforming one had made a string)
         for mode in sorted(active, key=lambda m: isinstance(m, Malform)):
             response = mode.edit(request, device_id, response)
-        cursor = (_json(response) or {}).get("cursor") if what == "pull" else None
-        if isinstance(cursor, int) and not isinstance(cursor, bool):  # a malformed one: not
+        body = _json(response) if what == "pull" else None
+        cursor = (body or {}).get("cursor")
+        # served only in an answer the device can take: a malformed one (any member the
+        # spec's tables refuse, not only its cursor) tells it nothing (F33)
+        if (
+            isinstance(cursor, int)
+            and not isinstance(cursor, bool)
+            and response.status == 200
+            and answer_problems("pull", body) is None
+        ):
             key = (device_id, graph_id)
             self.served_cursor[key] = max(self.served_cursor.get(key, 0), cursor)
         return response
