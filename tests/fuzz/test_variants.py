@@ -15,9 +15,9 @@ CAUGHT_BY = {
     "log-loser": (0, {"seq-and-log", "relay-model"}),
     "overwrite-wrap": (0, {"key-wraps", "relay-model"}),
     "keep-last-equal": (0, {"lww", "relay-model"}),
-    # a stolen device must write after its revocation: seed 9 reaches it in 18 examples
-    # (9 s) on the newest Hypothesis and in 40 (20 s) on CI's floors
-    "skip-revoked": (9, {"revocation", "device-model"}),
+    # a stolen device must write after its revocation: seed 6 reaches it in about 11
+    # examples since fuzz worlds draw partial sync (session 21; seed 9 took 25 and more)
+    "skip-revoked": (6, {"revocation", "device-model"}),
     "skip-missing-epoch": (0, {"device-model"}),
 }
 
