@@ -35,7 +35,7 @@ def settled(world) -> bool:
     for slot in world.alive():
         device = slot.device
         for gid in device.graphs():
-            if device.pending(gid) and not _held_for_good(world, slot, gid):
+            if device.pending(gid) and not held_for_good(world, slot, gid):
                 return False
         for sk in world.graphs_of(slot.member):
             graph = graphs.get(sk)
@@ -109,7 +109,7 @@ def _pulled(graphs, device):
         yield sub_key, entries_upto(graphs.get(device.storage_key(sub["graph"])), cursor)
 
 
-def _held_for_good(world, slot, graph_id: str) -> bool:
+def held_for_good(world, slot, graph_id: str) -> bool:
     """A device's queued writes to a graph stay queued: its member may not write
     there (client rule 11), or it is behind the honest relay's latest epoch (client
     rule 5) and that key is not coming."""
