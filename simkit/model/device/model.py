@@ -245,7 +245,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, Timin
         if wrong:  # it tells the device nothing: a server failure, its push still in flight
             return
         sk = self._sk(params["gid"]) if route is not None and "gid" in params else None
-        self._says_answered(route, sk, status, error_code(response))
+        if route in ("push", "put_keys"):  # only their refusals are read (a parse per answer)
+            self._says_answered(route, sk, status, error_code(response) if status != 200 else None)
         retried = status == 429 or status >= 500  # the push stays in flight
         push = (self._pushes.get if retried else self._pushes.pop)(task, None)
         push = push if route == "push" else None

@@ -49,7 +49,7 @@ class SaysRules:
     def _says_answered(self, route: str | None, sk: str | None, status: int, code) -> None:
         """A push that lands lifts ``readonly``; a push refused ``not-permitted`` sets it;
         that or a key post so refused is what ``policy.readonly`` reports."""
-        if sk is None or route not in ("push", "put_keys"):
+        if sk is None:
             return
         refused = status != 200 and code == "not-permitted"  # 403 from an honest relay
         self._refused[sk] = refused
