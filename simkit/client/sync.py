@@ -298,17 +298,15 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         _counter(device, graph_id, answer["cursor"], "pull answer", page=answer["more"])
         newest = max((op["rev"] for op in answer["ops"]), default=0)
         needs_roster = answer["ops"] and device.roster(graph_id, newest) is None
-        if needs_roster and await keyops.roster(device, graph_id) is None:
-            device.emit("roster.deferred", graph_id, cursor=cursor)
+        if needs_roster and await _roster_or_defer(device, graph_id, cursor) is None:
             return applied, refused  # client rule 6: defer the batch, keep the cursor
         stopped_at = None
         # in seq order, whatever order the page came in: the cursor moves to each op's
         # seq, so an op out of order could carry it past one it must stop before (F16)
         for op in sorted(answer["ops"], key=lambda op: op["seq"]):
-            outcome = await _receive(device, graph_id, sk, op)
+            outcome = await _receive(device, graph_id, sk, op, cursor)
             if outcome is NO_ROSTER:  # client rule 6: the rest of the batch waits
                 stopped_at = op["seq"]
-                device.emit("roster.deferred", graph_id, cursor=cursor)
                 break
             if outcome is None and not device.skip_missing_epoch():
                 stopped_at = op["seq"]  # client rule 4: missing epoch, stop before this op
@@ -353,17 +351,32 @@ def _cut_short(device, pages: Pages) -> None:
 NO_ROSTER = object()  # ``_receive``: the signer is unknown and the roster cannot be read
 
 
-async def _receive(device, graph_id: str, sk: str, op: dict):
-    """Open, check and apply one op. None means: no key for its epoch yet; NO_ROSTER:
-    its signer is not in the cached roster and the roster cannot be read now, so the
-    batch is deferred (client rule 6), never refused on a stale roster (F17)."""
+async def _roster_or_defer(device, graph_id: str, cursor: int) -> dict[str, dict] | None:
+    """Read the roster for a batch; when it cannot be fetched (refused, or out of
+    attempts, which also ends the run) the batch waits with the cursor kept, and the
+    device says so either way (client rule 6)."""
+    try:
+        roster = await keyops.roster(device, graph_id)
+    except RelayUnavailable:
+        device.emit("roster.deferred", graph_id, cursor=cursor)
+        raise
+    if roster is None:
+        device.emit("roster.deferred", graph_id, cursor=cursor)
+    return roster
+
+
+async def _receive(device, graph_id: str, sk: str, op: dict, cursor: int):
+    """Open, check and apply one op (``cursor``: where its batch resumes if deferred).
+    None means: no key for its epoch yet; NO_ROSTER: its signer is not in the cached
+    roster and the roster cannot be read now, so the batch is deferred (client rule 6),
+    never refused on a stale roster (F17)."""
     key = await _key_for(device, graph_id, op.get("e"))
     if key is None:
         return None
     roster = device.roster(graph_id) or {}
     outcome = device.check(op, sk, key, roster)
     if isinstance(outcome, Refusal) and outcome.reason == "unknown-device":
-        roster = await keyops.roster(device, graph_id)  # a device newer than our roster?
+        roster = await _roster_or_defer(device, graph_id, cursor)  # a signer newer than it?
         if roster is None:
             return NO_ROSTER
         outcome = device.check(op, sk, key, roster)
@@ -518,6 +531,8 @@ async def verify_log(device, graph_id: str) -> None:
             unavailable = exc
             break
         if response.status != 200:  # e.g. an older relay without the log route
+            if response.status != 404:  # which the log status says; anything else is surfaced
+                device.last_error = f"log {graph_id}: {response.status}"
             _save_log(device, graph_id, unverified(log))
             return
         answer = response.json()

@@ -34,6 +34,8 @@ RELAY_CHOICES = {
     "max_rev_skew_ms": (300_000, 60_000),
     "max_blob_ttl_ms": (None, 120_000),
     "quota_blob_bytes": (None, 200),  # two or three of the machines' blobs
+    # a byte budget a burst's batches fill (an op is about 400 bytes; a key post, 2,000)
+    "max_push_bytes": (8 * 1024 * 1024, 6_000),
 }
 RATE_LIMITS = {
     "tight": {"read": [30, 400], "write": [6, 1_000], "blob": [3, 2_000]},
@@ -241,10 +243,13 @@ class WorldParams:
 
     def client_settings(self) -> dict:
         """A deployment keeps its clients within its relay's limits: a batch larger than
-        the relay's ``maxOpsPerPush`` is refused as invalid, for ever (docs/findings.md)."""
+        the relay's ``maxOpsPerPush`` is refused as invalid, and one over its
+        ``maxPushBytes`` is 413, not retryable, for ever (docs/findings.md, docs/client.md)."""
         settings = dict(self.client)
         ceiling = self.relay.get("max_ops_per_push", 200)
         settings["max_batch_ops"] = min(settings.get("max_batch_ops", 200), ceiling)
+        if "max_push_bytes" in self.relay:
+            settings["max_batch_bytes"] = self.relay["max_push_bytes"]
         return settings
 
     def spec(self) -> S.WorldSpec:

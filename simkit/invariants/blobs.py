@@ -9,13 +9,13 @@ class BlobPolicies(Invariant):
     blob is never forgotten before its ttl and is gone within two sweep intervals
     after it; a ``transport`` blob is never forgotten before every current member
     has a receipt and is gone within two sweep intervals after that (the sweeper
-    re-checks against the current members). Honest relay only. A relay outage
-    restarts the sweeper's schedule, so the "gone" half waits two intervals after
-    the relay is back."""
+    re-checks against the current members). Honest relay only. A relay restart (after
+    an outage, or into a new version: an upgrade, F35) restarts the sweeper's schedule,
+    so the "gone" half waits two intervals after the relay is back."""
 
     name = "blob-policies"
     honest_only = True
-    observes = ("blob.forgotten", "crash")
+    observes = ("blob.forgotten", "crash", "version.upgrade")
 
     def __init__(self) -> None:
         self._blobs: dict[tuple[str, str], object] = {}  # (storage key, blob ID) -> Blob
@@ -24,8 +24,9 @@ class BlobPolicies(Invariant):
         self._delivered: dict[tuple[str, str], int] = {}  # first seen with every receipt
 
     def observe(self, world, event):
-        if event.kind == "crash":
-            if event.actor == "relay" and event.fields.get("what") == "relay-restart":
+        if event.kind == "crash" or event.fields.get("name") == "version.upgrade":
+            restarted = event.kind != "crash" or event.fields.get("what") == "relay-restart"
+            if event.actor == "relay" and restarted:
                 self._relay_back = event.t
             return ()
         fields = event.fields

@@ -48,6 +48,13 @@ class AgreesWithDeviceModel(Invariant):
     def __init__(self) -> None:
         self._read = 0
 
+    def final(self, world):
+        """A device still quiet at the end is judged for its spell so far (``cadence``)."""
+        if world.device_oracle is None:
+            return []
+        world.device_oracle.quiet_until(world.now())
+        return self.step(world)
+
     def step(self, world):
         oracle = world.device_oracle
         findings = oracle.findings[self._read :] if oracle else []

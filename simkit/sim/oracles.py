@@ -226,6 +226,8 @@ class DeviceOracle:
                 config.send_metadata,
                 config.approval_mode,
                 config.log_verification,
+                config.poll_interval_s,
+                max(config.push_debounce_s, config.poke_debounce_s),
             )
             identity = Identity(
                 device.member_id, device.device_id, device.keys.wrap_key, device.keys.sig_jwk
@@ -245,6 +247,19 @@ class DeviceOracle:
         if slot is None or slot.stolen or slot.device is None or self.stopped:
             return None
         return self.models.get(slot.device_id)
+
+    def looping(self, device_id: str) -> None:
+        """``device_id``'s run loop starts: from now on its quiet spells are judged."""
+        model = self._following(self.world.slots.get(device_id))
+        if model is not None:
+            model.looping(self.world.now())
+
+    def quiet_until(self, now: float) -> None:
+        """The run ends: each followed device's quiet spell, judged up to ``now``."""
+        for device_id in sorted(self.models):
+            model = self._following(self.world.slots.get(device_id))
+            if model is not None:
+                model.quiet_until(now)
 
     def crashed(self, device_id: str) -> None:
         model = self.models.get(device_id)

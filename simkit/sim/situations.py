@@ -10,6 +10,9 @@ world (``pushing``, ``wrote``) and the malicious relay.
 
 import json
 
+from simkit.protocol.ids import UnsafeIdError, storage_key
+from simkit.protocol.limits import SPEC_LIMITS
+
 CEREMONIES = ("LinkDevice", "Revoke", "Rotate", "Recover", "Invite", "Steal")
 
 SITUATIONS = {
@@ -34,6 +37,12 @@ SITUATIONS = {
     "situation a pull filtered by shards": "Partial sync: a subscription's pull asks for some "
     "shards only",
     "situation a push carrying partial-sync metadata": "Partial sync: `k` and `sh` sent on opt-in",
+    "situation a push filled to the relay's byte budget": "client rule 7 and Limits: a batch "
+    "within a fifth of a relay's (stricter) maxPushBytes",
+    "situation a batch deferred for a roster that could not be fetched": "client rule 6: the "
+    "cursor kept, the batch read again later",
+    "situation a personal or pairwise graph written on a host that would refuse if asked": "Auth"
+    "orization: capabilities are asked for `g:` graphs only; `u:` and `d:` are never asked",
     **{
         f"situation a crash in {c} {where}": f"Ceremonies: {c} cut by a crash {where}"
         for c in CEREMONIES
@@ -78,6 +87,9 @@ class Situations:
         except (ValueError, KeyError, TypeError):
             records = set()
         self.pushing.setdefault(device_id, set()).update(records)
+        budget = self.world.spec.relay_settings.get("max_push_bytes", SPEC_LIMITS["max_push_bytes"])
+        if len(body) > 0.8 * budget:
+            self.reached("a push filled to the relay's byte budget")
         return records
 
     def push_done(self, device_id: str, records: set[str]) -> None:
@@ -87,11 +99,26 @@ class Situations:
         if record_id in self.pushing.get(device_id, ()):
             self.reached("a write while a push of its record is in flight")
 
-    def answered(self, labels: list[str]) -> None:
-        """What an answer the devices received exercised (``relay_labels``): partial sync."""
+    def answered(self, request, labels: list[str]) -> None:
+        """What an answer the devices received exercised (``relay_labels``): partial sync,
+        and a write the host would refuse were the relay to ask about its graph."""
         for label in labels:
             if label in PARTIAL:
                 self.reached(PARTIAL[label])
+        if "POST /graphs/:gid/push 200 accepted" in labels and self._never_asked(request):
+            self.reached(
+                "a personal or pairwise graph written on a host that would refuse if asked"
+            )
+
+    def _never_asked(self, request) -> bool:
+        """A push to a ``u:``/``d:`` graph whose owner the world's host refuses everything."""
+        slot = self.world.slots.get(request.headers.get("x-device"))
+        try:
+            graph = storage_key(request.path.split("/")[2], slot.member)
+        except (AttributeError, IndexError, UnsafeIdError):  # not a device of the world's
+            return False
+        kind, _, key = graph.partition(":")
+        return kind in ("u", "d") and self.world.spec.capabilities.get((slot.member, key)) == ()
 
     # -- read from the trace ----------------------------------------------------------------
 
@@ -134,6 +161,8 @@ class Situations:
             self.reached("a checkpoint compared at the first boundary")
         elif name == "keys.grant":
             self._granted(fields)
+        elif name == "roster.deferred":
+            self.reached("a batch deferred for a roster that could not be fetched")
 
     def _granted(self, fields: dict) -> None:
         relay = self.world.relay

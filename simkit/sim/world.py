@@ -254,7 +254,7 @@ class World:
         response = self.adversary.handle(request)
         labels = relay_labels(request, response)
         self.coverage.add(labels)
-        self.situations.answered(labels)
+        self.situations.answered(request, labels)
         if self.versions.release:
             self.coverage.add([self.versions.met(request.headers.get("x-device"))])
         self.costs.served(request, response)
@@ -318,6 +318,8 @@ class World:
     # -- device lifecycles ----------------------------------------------------------------
 
     def _start(self, slot: DeviceSlot) -> None:
+        if self.device_oracle is not None:  # its quiet spells are judged from now on
+            self.device_oracle.looping(slot.device_id)
         self._nursery.start_soon(task, f"device {slot.device_id}", self._device_task, slot)
 
     async def _device_task(self, slot: DeviceSlot) -> None:
@@ -427,8 +429,7 @@ class World:
             self.relay_oracle.swept(now, swept)
 
     def departed(self) -> None:
-        """A model counted a departure: the first one marks what the run had reached
-        before the change made a difference."""
+        """A model counted a departure: the first marks what the run reached before it."""
         self.departures += 1
         if self.coverage_at_departure is None:
             self.coverage_at_departure = Counter(self.coverage.counts)
@@ -444,8 +445,7 @@ class World:
         return self.relay_oracle.answer(self.relay, request)
 
     def retire_model(self, why: str) -> None:
-        """The relay's state changed behind the model's back (a colluding relay serving
-        a revoked device): stop checking it, and say why."""
+        """The relay's state changed behind the model's back (a colluding relay): stop."""
         if self.relay_oracle is not None and self.relay_oracle.retire(why):
             self.note("check", "world", what="relay-model retired", why=why)
 

@@ -77,6 +77,11 @@ def test_rule_6_a_pull_that_cannot_read_the_roster_leaves_the_batch_for_a_later_
     )
     failed = [e.fields for e in world.trace if e.fields.get("fault") == "relay-error"]
     assert failed  # the roster route failed while pushes and pulls went on
+    assert _events(world, "roster.deferred")
+    assert (
+        world.coverage.counts["situation a batch deferred for a roster that could not be fetched"]
+        == 1
+    )
     assert not _events(world, "record.rejected")
     for device_id in ("a1", "a2", "b1", "b2", "c1"):
         assert world.slots[device_id].device.get("g:team", "r0")["data"]["by"] == "b6"
@@ -182,8 +187,35 @@ def test_capabilities_only_g_graphs_are_asked_and_the_fuzz_host_would_refuse_the
         {"rule": "write", "device": "a1", "graph": "u:alice", "record": "r0", "op": "edit"},
         {"rule": "advance", "seconds": 30},
     ]
-    _replay({"seed": 3}, steps)  # the honest relay: no violation
+    world = _replay({"seed": 3}, steps)  # the honest relay: no violation
+    situation = (
+        "situation a personal or pairwise graph written on a host that would refuse if asked"
+    )
+    assert world.coverage.counts[situation] == 1
     data = {"machine": "honest", "variant": f"{__name__}:asks_every_graph",
             "world": {"seed": 3}, "steps": steps}  # fmt: skip
     result = replay(Reproducer.from_json(data))
     assert {v.invariant for v in result.violations} & {"relay-model", "no-lost-write"}
+
+
+def test_rule_7_batches_fill_a_stricter_relays_byte_budget_and_never_pass_it():
+    """Limits: 'a relay may enforce stricter limits'; a deployment's clients batch within
+    its maxPushBytes (client rule 7, by bytes): a burst of 70 records goes out in several
+    batches, the fullest near the budget, none refused 413, every record on every device."""
+    world = _replay(
+        {"seed": 5, "relay": {"max_push_bytes": 6_000}},
+        [
+            {"rule": "burst", "device": "a1", "graph": "g:team", "count": 70},
+            {"rule": "advance", "seconds": 30},
+        ],
+    )
+    pushes = [
+        e.fields["size"]
+        for e in world.trace
+        if e.kind == "request" and e.actor == "a1" and e.fields["path"].endswith("/push")
+    ]
+    assert len(pushes) >= 5 and 4_800 < max(pushes) <= 6_000
+    assert world.coverage.counts["situation a push filled to the relay's byte budget"] == 1
+    assert not [label for label in world.coverage.counts if " 413 " in label]
+    for device_id in ("a2", "b1", "c1"):
+        assert world.slots[device_id].device.get("g:team", "x0-69") is not None

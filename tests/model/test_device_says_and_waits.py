@@ -241,3 +241,123 @@ def test_device_approval_pin_only_an_unknown_device_is_approved_by_possession(be
     m.committed(Changes(pins={"b1": Pin(before, "human", "fp")}), CLOCK)
     m.committed(Changes(pins={"b1": Pin("approved", "possession", "fp")}), CLOCK)
     assert ("pin states" in rules(m)) is found
+
+
+LOG = request("GET", "/graphs/g:team/log", after=0, limit=500)
+ANSWERS = {
+    PULL.path: {"ops": [], "cursor": 0, "more": False},
+    LOG.path: {"entries": [], "cursor": 0, "more": False, "head": 0, "oldest": 0},
+}
+
+
+def _exchange(m, at: float, status: int = 200, req=PULL) -> None:
+    m.sent("t", req, at)
+    answer = ANSWERS[req.path] if status == 200 else {"error": "unavailable"}
+    m.received("t", req, ok(answer, status), at, CLOCK)
+
+
+@pytest.mark.parametrize(
+    ("gap", "cut", "status", "found"),
+    [
+        (10.0, False, 200, False),  # within two 5 s polls and a debounce
+        (5000.0, False, 200, True),  # a poll interval read in milliseconds
+        (30.0, False, 503, False),  # the longest backoff wait after a failure
+        (40.0, False, 503, True),
+        (1.0, True, 200, False),  # a run cut at its share runs again at once
+        (5.0, True, 200, True),  # ... not at the next poll
+    ],
+)
+def test_sync_cadence_a_running_device_is_never_quiet_longer_than_its_polls_allow(
+    gap, cut, status, found
+):
+    """docs/client.md: an idle device syncs at least every poll interval, a busy one at most
+    two apart; a run cut at its share runs again at once (judged under the spec's
+    ``default: push debounce``, its only word on when a device acts)."""
+    m = model()
+    m.looping(0.0)
+    _exchange(m, 1.0)
+    m.ran("g:team", None, None)
+    if cut:
+        m.said("sync.stopped", "g:team", {"reason": "run-budget"})
+    last = 1.0 if cut else 2.0  # the rest of a cut run goes on at once
+    _exchange(m, last, status, LOG)
+    m.ran("g:team", None, None)  # the cut run's part of g:team ends
+    m.sent("t", PULL, last + gap)
+    assert ("default: push debounce" in rules(m)) is found
+
+
+def test_sync_cadence_judges_a_spell_still_going_at_the_end_and_none_before_the_first_run():
+    m = model()
+    m.looping(0.0)
+    m.quiet_until(600.0)  # a device that follows no graph yet has nothing to sync
+    assert rules(m) == []
+    _exchange(m, 601.0)
+    m.ran("g:team", None, None)
+    m.quiet_until(700.0)
+    assert rules(m) == ["default: push debounce"]
+    m.crashed()
+    m.quiet_until(900.0)  # a crashed device is not running
+    assert rules(m) == ["default: push debounce"]
+
+
+@pytest.mark.parametrize(("said", "trouble", "found"), [
+    (True, None, False), (False, None, True), (False, 503, False), (False, "lost", False),
+])  # fmt: skip
+def test_events_rule_4_keys_behind_is_said_in_every_run_that_holds_writes_without_a_key(
+    said, trouble, found
+):
+    """Completeness: writes queued and no key at the end of one run and of the next, the
+    next without an error or a failed request, and it never said keys.behind in it."""
+    m = model()
+    mine = record("r0", T0, "alice")
+    m.committed(Changes(held={(SK, "r0"): mine}, queued={(SK, "r0"): mine}), CLOCK)
+    m.said("keys.behind", "g:team", {"held": 1, "holding": 0})
+    m.ran("g:team", None, None, "t")
+    if said:
+        m.said("keys.behind", "g:team", {"held": 1, "holding": 0})
+    if trouble == "lost":
+        m.lost("t", PULL, 2.0)
+    elif trouble is not None:
+        m.received("t", PULL, ok({"error": "unavailable"}, trouble), 2.0, CLOCK)
+    m.ran("g:team", None, None, "t")
+    assert ("events rule 4" in rules(m)) is found
+
+
+@pytest.mark.parametrize(("status", "last_error", "found"), [
+    (403, "pull g:team: 403", False), (403, None, True), (403, "push u: 500", True),
+    (404, None, True), (429, None, False),
+])  # fmt: skip
+def test_client_rule_10_other_4xx_are_surfaced_in_last_error_naming_the_graph(
+    status, last_error, found
+):
+    m = model()
+    m.received("t", PULL, ok({"error": "not-a-member"}, status), 1.0, CLOCK)
+    m.ran("g:team", None, last_error, "t")
+    assert ("client rule 10" in rules(m)) is found
+
+
+def test_client_rule_10_a_log_route_an_older_relay_lacks_is_surfaced_by_the_log_status():
+    m = model()
+    m.received("t", LOG, ok({"error": "not-found"}, 404), 1.0, CLOCK)
+    m.ran("g:team", None, None, "t")
+    assert rules(m) == []
+
+
+def test_client_rule_10_a_refused_write_is_not_judged_as_a_read_to_surface():
+    m = model()
+    post = request("POST", "/graphs/g:team/keys", {"epoch": 2, "wraps": []})
+    m.received("t", post, ok({"error": "not-a-member-device"}, 400), 1.0, CLOCK)
+    m.ran("g:team", None, None, "t")
+    assert "client rule 10" not in rules(m)
+
+
+def test_sync_cadence_a_cut_run_owes_one_run_at_once_not_every_one_after():
+    m = model()
+    m.looping(0.0)
+    _exchange(m, 1.0)
+    m.said("sync.stopped", "g:team", {"reason": "run-budget"})
+    m.ran("g:team", None, None)  # the cut run ends
+    _exchange(m, 1.0)  # another task's run had waited for the lock: it goes on at once
+    m.ran("g:team", None, None)
+    m.sent("t", PULL, 9.0)  # then the next poll, as any run
+    assert rules(m) == []

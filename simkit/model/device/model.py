@@ -22,6 +22,7 @@ import attrs
 
 from simkit.errors import SimkitError
 from simkit.model.catalogue import rule_id
+from simkit.model.device.cadence import CadenceRules
 from simkit.model.device.graph import ROSTERS_KEPT, Graph, PushRun, PushSent
 from simkit.model.device.keys import KeyRules, fingerprint
 from simkit.model.device.logcheck import LogRules
@@ -61,7 +62,9 @@ class _Sent:
     path: str
 
 
-class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, TimingRules, SaysRules):
+class DeviceModel(
+    ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, TimingRules, CadenceRules, SaysRules
+):
     """``DeviceModel(identity, app)``: feed it the device's inputs in the order they
     happen; ``findings`` grows with every disagreement. ``changes`` names spec rules
     a variant changes on purpose: their checks are not made (docs/variants.md)."""
@@ -95,6 +98,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, Timin
         self._run_began = 0  # the tick the device's current sync run began after
         self._waiting: set[str] = set()  # graphs behind with writes queued as it began
         self._timing_init()
+        self._cadence_init()
         self._says_init()
 
     # -- bookkeeping ---------------------------------------------------------------------
@@ -136,6 +140,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, Timin
     def sent(self, task: object, request, now: float) -> None:
         """The device sent ``request`` at virtual time ``now`` (seconds)."""
         self.tick += 1
+        self._cadence_sent(task, now)
         self._timing_sent(task, signature_of(request), f"{request.method} {request.path}", now)
         self._retry_rules(task, request, now)
         failed = self._failures.get(task)
@@ -242,9 +247,12 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, Timin
         else:
             self._failures.pop(task, None)
             self._timing_answered(task, signature_of(request), status)
+            self._cadence_done(task, now, failed=False)
         if wrong:  # it tells the device nothing: a server failure, its push still in flight
             return
         sk = self._sk(params["gid"]) if route is not None and "gid" in params else None
+        if status != 200:
+            self._says_trouble(task, route, sk, status)
         if route in ("push", "put_keys"):  # only their refusals are read (a parse per answer)
             self._says_answered(route, sk, status, error_code(response) if status != 200 else None)
         retried = status == 429 or status >= 500  # the push stays in flight
@@ -315,11 +323,13 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, Timin
         last attempt (the spec bounds the attempts without fixing how many)."""
         signature = signature_of(request)
         self._timing_failed(task, signature, now)
+        self._cadence_done(task, now, failed=True)
         if self._failures.get(task) != signature:
             self._tasks[task] = ("retry", signature, (now, why))
         self._failures[task] = signature
         self._failed_at[task] = self.tick
         route, params = route_of(request)
+        self._says_trouble(task, route, self._sk(params["gid"]) if "gid" in params else None, None)
         if "gid" in params and (sk := self._sk(params["gid"])) in self.graphs:
             self.graphs[sk].keys_owed = None  # the run may stop here: keys wait for the next
         if route == "discard" and (sk := self._sk(params["gid"])) is not None:
@@ -346,6 +356,7 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, Timin
         self._pushes.clear()
         self._waiting.clear()  # a boot's first run asks for keys anyway
         self._timing_crashed()
+        self._cadence_crashed()
         self._says_crashed()
         for graph in self.graphs.values():
             graph.unopenable.clear()
@@ -382,6 +393,8 @@ class DeviceModel(ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, Timin
         run that ended in an error, the text of an error."""
         self._ran_behind(graph_id, error)
         self._timing_ran(task)
+        self._cadence_ran(graph_id)
+        self._says_ran(graph_id, error, last_error, task)
         if status is not None:
             self._status_judged(graph_id, *status)
         if (error is None and last_error is None) or (isinstance(last_error, str) and last_error):

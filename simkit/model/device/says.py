@@ -25,9 +25,11 @@ SAID = (
     "keys.behind",
     "linking.unenforced",
     "retry",
+    "sync.stopped",
 )
 """The client-side events the model judges as they are said (``retry``: client rule 10)."""
 
+READS = ("pull", "log", "get_keys", "keygaps", "roster")  # a sync run's reads of a graph
 WAITING = "waiting: a graph it follows has keys on the relay and it holds none"
 LINKED = "ok: it holds a key of every graph it follows that has one"
 READONLY = "a push was refused not-permitted and none landed since"
@@ -45,6 +47,11 @@ class SaysRules:
         self._not_permitted: dict[str, bool] = {}  # sk -> a push refused since one landed
         self._refused: dict[str, bool] = {}  # sk -> its last push or key post: not-permitted
         self._unenforced = -1  # the boot that said linking.unenforced
+        # completeness, judged as each graph's sync run ends (``_says_ran``):
+        self._held_unkeyed: set[str] = set()  # sk: writes queued, no key, at its last run end
+        self._behind_said: set[str] = set()  # sk: keys.behind said since its last run end
+        self._troubled: set[str] = set()  # sk: a request of it failed or was refused since
+        self._unsurfaced: dict[tuple, int] = {}  # (task, sk) -> a 4xx this run must surface
 
     def _says_answered(self, route: str | None, sk: str | None, status: int, code) -> None:
         """A push that lands lifts ``readonly``; a push refused ``not-permitted`` sets it;
@@ -53,6 +60,8 @@ class SaysRules:
             return
         refused = status != 200 and code == "not-permitted"  # 403 from an honest relay
         self._refused[sk] = refused
+        if refused:  # surfaced by policy.readonly, not by status.lastError
+            self._unsurfaced = {k: v for k, v in self._unsurfaced.items() if k[1] != sk}
         if route == "push" and (refused or status == 200):
             self._not_permitted[sk] = refused
 
@@ -60,6 +69,10 @@ class SaysRules:
         """The device emitted ``kind`` about ``graph_id`` (None: about itself), in ``task``."""
         if kind == "retry":
             self._retrying(task)
+            return
+        if kind == "sync.stopped":
+            if fields.get("reason") == "run-budget":
+                self._cadence_cut(graph_id)
             return
         sk = self._sk(graph_id) if graph_id is not None else None
         graph = self.graphs.get(sk) if sk is not None else None
@@ -85,6 +98,55 @@ class SaysRules:
             self._said_pin(kind, fields.get("device"))
         elif kind == "keys.behind":
             self._said_behind(graph, sk)
+            if sk is not None:
+                self._behind_said.add(sk)
+
+    def _says_trouble(self, task: object, route, sk: str | None, status: int | None) -> None:
+        """A request of ``sk`` failed (``status`` None: lost) or was answered ``status``:
+        a run it is in owes no completeness. A 4xx other than 429 to a read must be
+        surfaced (client rule 10), but a log route an older relay lacks (404: the log
+        status says it, Versioning rule 3); a refused write has its own answer (a reason,
+        ``policy.readonly``, a key post made again on a newer roster: client rule 13)."""
+        if sk is None:
+            return
+        self._troubled.add(sk)
+        read = route in READS and not (route == "log" and status == 404)
+        if read and status is not None and 400 <= status < 500 and status != 429:
+            self._unsurfaced[task, sk] = status
+            if len(self._unsurfaced) > 64:  # a ceremony's task that never ends a run
+                del self._unsurfaced[next(iter(self._unsurfaced))]
+
+    def _says_ran(self, graph_id: str, error: str | None, last_error: object, task) -> None:
+        """Completeness as a run of ``graph_id`` ends: a device holding writes and no key of
+        the graph across a whole run without trouble says ``keys.behind`` in it (Events
+        rule 4); a 4xx answer in the run is surfaced in ``status.lastError``, a text naming
+        the graph (client rule 10: "other 4xx are not retried and are surfaced")."""
+        sk = self._sk(graph_id)
+        if sk is None:
+            return
+        graph = self.graphs.get(sk)
+        held = graph is not None and bool(graph.queued) and not graph.keys
+        quiet = error is None and sk not in self._troubled
+        if held and quiet and sk in self._held_unkeyed and sk not in self._behind_said:
+            self.find(
+                "events rule 4",
+                f"ended a sync run of {sk} holding {len(graph.queued)} writes and no key "
+                "without saying keys.behind (model: said while writes are held behind an "
+                "epoch)",
+                sk,
+            )
+        (self._held_unkeyed.add if held else self._held_unkeyed.discard)(sk)
+        self._behind_said.discard(sk)
+        self._troubled.discard(sk)
+        status = self._unsurfaced.pop((task, sk), None)
+        if status is not None and not (isinstance(last_error, str) and graph_id in last_error):
+            self.find(
+                "client rule 10",
+                f"ended a sync run of {graph_id} in which a request was answered {status} with "
+                f"status.lastError {last_error!r} (model: other 4xx are surfaced: a text "
+                "naming the graph, docs/client.md)",
+                sk,
+            )
 
     def _said_unenforced(self) -> None:
         if self.app.approval_mode != "observe":
@@ -178,6 +240,10 @@ class SaysRules:
             )
 
     def _says_crashed(self) -> None:
+        self._held_unkeyed.clear()  # a boot's first run starts the count again
+        self._behind_said.clear()
+        self._troubled.clear()
+        self._unsurfaced.clear()
         self._refused.clear()
         self._not_permitted.clear()  # a boot holds no refusal until the relay says one again
 

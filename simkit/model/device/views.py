@@ -28,13 +28,16 @@ class Identity:
 class App:
     """The application's choices the spec leaves to it (Defaults): its schemas, whether
     authorship is verified, whether ``k``/``sh`` are sent, the approval mode, whether
-    the log is verified."""
+    the log is verified; and the deployment's poll interval and debounce (the longest of
+    the push and the poke debounces: docs/client.md)."""
 
     accepts: Callable[[str, dict], bool]
     verify_signatures: bool = True
     send_metadata: bool = False
     approval_mode: str = "observe"
     log_verification: bool = True
+    poll_interval_s: float = 5.0
+    debounce_s: float = 0.25
 
 
 @attrs.frozen
