@@ -4,6 +4,7 @@ approval gate (client rule 14).
 """
 
 from simkit.client.approval import APPROVE, CONFLICTED, decide
+from simkit.client.transport import RelayUnavailable
 from simkit.errors import CryptoError
 from simkit.protocol.wrap import unwrap_graph_key, wrap_graph_key
 
@@ -136,6 +137,20 @@ async def roster(device, graph_id: str) -> dict[str, dict] | None:
     entries = {entry["deviceId"]: entry for entry in response.json()["devices"]}
     device.cache_roster(graph_id, entries)
     return entries
+
+
+async def roster_or_defer(device, graph_id: str, cursor: int) -> dict[str, dict] | None:
+    """Read the roster for a batch; when it cannot be fetched (refused, or out of
+    attempts, which also ends the run) the batch waits with the cursor kept, and the
+    device says so either way (client rule 6)."""
+    try:
+        fetched = await roster(device, graph_id)
+    except RelayUnavailable:
+        device.emit("roster.deferred", graph_id, cursor=cursor)
+        raise
+    if fetched is None:
+        device.emit("roster.deferred", graph_id, cursor=cursor)
+    return fetched
 
 
 async def mint_epoch(device, graph_id: str, epoch: int) -> bool:

@@ -298,7 +298,7 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         _counter(device, graph_id, answer["cursor"], "pull answer", page=answer["more"])
         newest = max((op["rev"] for op in answer["ops"]), default=0)
         needs_roster = answer["ops"] and device.roster(graph_id, newest) is None
-        if needs_roster and await _roster_or_defer(device, graph_id, cursor) is None:
+        if needs_roster and await keyops.roster_or_defer(device, graph_id, cursor) is None:
             return applied, refused  # client rule 6: defer the batch, keep the cursor
         stopped_at = None
         # in seq order, whatever order the page came in: the cursor moves to each op's
@@ -351,20 +351,6 @@ def _cut_short(device, pages: Pages) -> None:
 NO_ROSTER = object()  # ``_receive``: the signer is unknown and the roster cannot be read
 
 
-async def _roster_or_defer(device, graph_id: str, cursor: int) -> dict[str, dict] | None:
-    """Read the roster for a batch; when it cannot be fetched (refused, or out of
-    attempts, which also ends the run) the batch waits with the cursor kept, and the
-    device says so either way (client rule 6)."""
-    try:
-        roster = await keyops.roster(device, graph_id)
-    except RelayUnavailable:
-        device.emit("roster.deferred", graph_id, cursor=cursor)
-        raise
-    if roster is None:
-        device.emit("roster.deferred", graph_id, cursor=cursor)
-    return roster
-
-
 async def _receive(device, graph_id: str, sk: str, op: dict, cursor: int):
     """Open, check and apply one op (``cursor``: where its batch resumes if deferred).
     None means: no key for its epoch yet; NO_ROSTER: its signer is not in the cached
@@ -376,7 +362,7 @@ async def _receive(device, graph_id: str, sk: str, op: dict, cursor: int):
     roster = device.roster(graph_id) or {}
     outcome = device.check(op, sk, key, roster)
     if isinstance(outcome, Refusal) and outcome.reason == "unknown-device":
-        roster = await _roster_or_defer(device, graph_id, cursor)  # a signer newer than it?
+        roster = await keyops.roster_or_defer(device, graph_id, cursor)  # a signer newer than it?
         if roster is None:
             return NO_ROSTER
         outcome = device.check(op, sk, key, roster)
