@@ -361,3 +361,20 @@ def test_sync_cadence_a_cut_run_owes_one_run_at_once_not_every_one_after():
     m.ran("g:team", None, None)
     m.sent("t", PULL, 9.0)  # then the next poll, as any run
     assert rules(m) == []
+
+
+@pytest.mark.parametrize(("cleared", "found"), [(True, False), (False, True)])
+def test_events_rule_5_a_valid_version_applied_ends_the_records_refusal(cleared, found):
+    """status.rejected names the records refused: a forged r1 refused, then a valid r1 at a
+    later rev applied; the refusal must go with it."""
+    m = model()
+    keyed(m)
+    rostered(m)
+    forged = record("r1", T0, by="carol")  # b1 signs it, but it claims carol wrote it
+    pulled(m, [op(forged, 1)])
+    m.committed(Changes(refused={(SK, "r1"): (T0, "wrong-author")}), CLOCK)
+    valid = record("r1", T0 + 5)
+    pulled(m, [op(valid, 2)], after=1)
+    refused = {(SK, "r1"): None} if cleared else {}
+    m.committed(Changes(held={(SK, "r1"): valid}, refused=refused), CLOCK)
+    assert ("events rule 5" in rules(m)) is found

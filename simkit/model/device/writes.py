@@ -50,6 +50,7 @@ class WriteRules:
                 self._applied(graph, rid, queued_before, new)
             else:
                 self._applied(graph, rid, old, new)
+                self._refusal_outlived(graph, rid, new)
         if queued is None and queued_before is not None:
             self._dequeued(graph, rid, queued_before, new)
         elif queued is not None and new != queued and self._importing is None:
@@ -76,6 +77,27 @@ class WriteRules:
             graph.before.pop(rid, None)
         else:
             graph.queued[rid] = queued
+
+    def _refusal_outlived(self, graph: Graph, rid: str, new: dict) -> None:
+        """``status.rejected`` names the records refused (Events rule 5): a version taken
+        from the relay at or above the refused one ends that record's refusal, unless the
+        refused op was served again with it or after it (a relay replaying it: refused
+        once more)."""
+        refused = graph.refused.get(rid)
+        at = new.get("at") if isinstance(new, dict) else None
+        if refused is None or not facts.is_number(at) or refused[0] > at:
+            return
+        served = graph.served_by_record.get(rid, ())
+        applied = max((i.tick for i in served if i.op.get("rev") == at), default=0)
+        if any(i.op.get("rev") == refused[0] and i.tick >= applied for i in served):
+            return
+        self.find(
+            "events rule 5",
+            f"applied {rid} at {at_text(new)} in {graph.sk} and still lists it refused at "
+            f"rev {refused[0]} (model: a valid version applied ends its refusal)",
+            graph.sk,
+            [rid],
+        )
 
     def _expected_stamp(self, graph: Graph, rid: str, old, clock_ms: int, restamp: bool) -> int:
         """Client rule 1: ``at = max(now, last + 1, priorRev + 1)``, now as corrected by the
