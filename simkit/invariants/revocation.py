@@ -115,17 +115,35 @@ class RotationOwed(Invariant):
     keyring, and no newer epoch was minted since. Honest relay only: a malicious one
     can refuse every rotation. A relay that drops ``excluding`` (an older one,
     Versioning rule 3) refuses a rotation that needs it as incomplete: owed, but not
-    late, until the relay takes one."""
+    late, until the relay takes one. A step may span an outage (a "sync now" on a
+    partitioned device waits it out): a rotator counts as up only from when it (and the
+    relay) could last reach the other again, not from the step before (F36)."""
 
     name = "rotation-owed"
     honest_only = True
+    observes = ("fault", "crash")
 
     def __init__(self) -> None:
         self._owed: dict[str, float] = {}  # storage key -> seconds owed with a rotator up
         self._last_t: float | None = None
+        self._back: dict[str, float] = {}  # device (or "relay") -> when it last came back
         self._holding: dict[str, set[str]] = {}  # device -> graphs it held a wrap of
         self._revoked: set[str] = set()
         self._due: dict[str, int] = {}  # storage key -> the newest epoch a revoked device held
+
+    def observe(self, world, event):
+        fields = event.fields
+        if event.kind == "fault" and fields.get("fault") == "heal":
+            for device_id in fields.get("devices", ()):
+                self._back[device_id] = event.t
+        elif event.kind == "crash" and fields.get("what") in ("relay-restart", "device-restart"):
+            self._back[event.actor] = event.t
+        return ()
+
+    def _up_for(self, able: list[str], since: float, now: float) -> float:
+        """How long, of the time since the last step, some rotator of ``able`` was up."""
+        relay = self._back.get("relay", 0.0)
+        return now - min(max(since, relay, self._back.get(d, 0.0)) for d in able)
 
     def owes(self, world, sk: str, graph) -> bool:
         """Whether ``graph`` owes a rotation now."""
@@ -155,7 +173,7 @@ class RotationOwed(Invariant):
 
     def step(self, world):
         now = world.now()
-        elapsed = 0.0 if self._last_t is None else now - self._last_t
+        last = now if self._last_t is None else self._last_t
         self._last_t = now
         self._revocations(world)
         out = []
@@ -165,7 +183,7 @@ class RotationOwed(Invariant):
                 continue
             able = rotators(world, sk)
             if sk in self._owed and able:
-                self._owed[sk] += elapsed
+                self._owed[sk] += max(0.0, self._up_for(able, last, now))
             self._owed.setdefault(sk, 0.0)
             if self._owed[sk] > rotation_bound_s(world, sk):
                 out.append(self._late(world, sk, able, f"for {self._owed[sk]:.0f} s"))
