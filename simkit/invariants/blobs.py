@@ -24,12 +24,12 @@ class BlobPolicies(Invariant):
         self._delivered: dict[tuple[str, str], int] = {}  # first seen with every receipt
 
     def observe(self, world, event):
-        if event.kind == "crash" or event.fields.get("name") == "version.upgrade":
-            restarted = event.kind != "crash" or event.fields.get("what") == "relay-restart"
-            if event.actor == "relay" and restarted:
+        fields = event.fields
+        if event.kind == "crash" or fields.get("name") == "version.upgrade":
+            # an upgrade's event says no "what": it is a restart like "relay-restart"
+            if event.actor == "relay" and fields.get("what", "relay-restart") == "relay-restart":
                 self._relay_back = event.t
             return ()
-        fields = event.fields
         key = (fields["graph"], fields["blob_id"])
         self._forgotten[key] = (fields["reason"], event.t, tuple(fields.get("receipts", ())))
         return ()

@@ -60,8 +60,6 @@ class SaysRules:
             return
         refused = status != 200 and code == "not-permitted"  # 403 from an honest relay
         self._refused[sk] = refused
-        if refused:  # surfaced by policy.readonly, not by status.lastError
-            self._unsurfaced = {k: v for k, v in self._unsurfaced.items() if k[1] != sk}
         if route == "push" and (refused or status == 200):
             self._not_permitted[sk] = refused
 
