@@ -76,7 +76,8 @@ def _op(entry: dict) -> str | None:
 CHECKS = {  # the last segment of a graph route (or a top route), its answer's rules
     "pull": lambda a: _members(a, {"cursor": _count, "more": _bool}, {"epoch": _count})
     or _where("ops", _entries(a.get("ops"), _op)),
-    "log": lambda a: _members(a, {"cursor": _count, "more": _bool, "head": _count})
+    "log": lambda a: _members(
+        a, {"cursor": _count, "more": _bool, "head": _count, "oldest": _count})
     or _where("entries", _entries(a.get("entries"), lambda e: _members(
         e, {"seq": _positive, "recordId": is_safe_id, "rev": _count}))),
     "push": lambda a: _members(a, {"accepted": _count, "cursor": _count, "now": _count},

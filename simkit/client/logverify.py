@@ -153,6 +153,21 @@ def _compare(log: LogState, device_id: str, boundary: int, head: str) -> LogStat
     return log
 
 
+def pruned_past(log: LogState, oldest: int) -> LogState:
+    """Log verification status: ``ok -> unverified`` when the log was pruned past the
+    device: the lowest entry the relay keeps is above the next one the device needs, so
+    entries between may be gone (or may never have been: a refused op spends a seq, and
+    the device cannot tell; folding on would give a chain its peers never had). The
+    chain starts again where the kept log starts, anchored there: it folds forward but
+    is never ``ok``, never compared with a peer's head, never published."""
+    if log.state == ALARM:
+        return log
+    at = oldest - 1
+    return attrs.evolve(
+        log, state=UNVERIFIED, head=f"anchor:{at}", through=at, anchored_from=at, heads={}
+    )
+
+
 def unverified(log: LogState) -> LogState:
     """Back to ``unverified`` (relay unreachable, log route missing); alarm stays."""
     return log if log.state == ALARM else attrs.evolve(log, state=UNVERIFIED)

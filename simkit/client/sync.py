@@ -15,6 +15,7 @@ from simkit.client.logverify import (
     LogState,
     due_checkpoint,
     fold,
+    pruned_past,
     unverified,
     verified,
     was_served,
@@ -525,6 +526,9 @@ async def verify_log(device, graph_id: str) -> None:
         if answer["head"] < log.last_seq:
             log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
             break
+        if answer["oldest"] > after + 1:  # pruned past what the device folded: anchor
+            log, entries, unjudged, waiting = pruned_past(log, answer["oldest"]), [], False, None
+            device.emit("log.anchored", graph_id, seq=log.anchored_from)
         entries.extend(answer["entries"])
         ended = not answer["more"]
         unjudged = unjudged or any(

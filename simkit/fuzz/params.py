@@ -36,6 +36,10 @@ RELAY_CHOICES = {
     "quota_blob_bytes": (None, 200),  # two or three of the machines' blobs
     # a byte budget a burst's batches fill (an op is about 400 bytes; a key post, 2,000)
     "max_push_bytes": (8 * 1024 * 1024, 6_000),
+    # log pruning: the log route keeps the newest five entries, so a device that misses
+    # a few writes (a burst, a partition, a crash, a late link) finds the log pruned past
+    # it; one world in eight (an anchored device compares no heads: most keep the log)
+    "log_keep": (None, None, None, None, None, None, None, 5),
 }
 RATE_LIMITS = {
     "tight": {"read": [30, 400], "write": [6, 1_000], "blob": [3, 2_000]},

@@ -110,7 +110,9 @@ def log(model, call: Call) -> Expected:
     rule = "log: never filtered"
     after, limit = _page(model, call, rule)
     graph = model.graph(call.key)
-    entries = [entry for entry in graph.log if entry["seq"] > after]
+    keep = model.settings.log_keep  # a pruning relay keeps the newest entries only
+    kept = graph.log if keep is None else graph.log[-keep:]
+    entries = [entry for entry in kept if entry["seq"] > after]
     page, more = entries[:limit], len(entries) > limit
     return ok(
         rule,
@@ -118,7 +120,7 @@ def log(model, call: Call) -> Expected:
             "entries": page,
             "cursor": _cursor(graph, after, page, more),
             "more": more,
-            "head": graph.log[-1]["seq"] if graph.log else 0,
-            "oldest": graph.log[0]["seq"] if graph.log else 0,
+            "head": kept[-1]["seq"] if kept else 0,
+            "oldest": kept[0]["seq"] if kept else 0,
         },
     )

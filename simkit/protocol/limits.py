@@ -122,3 +122,6 @@ class RelaySettings:
         factory=lambda: dict(DEFAULT_RATE_LIMITS), converter=dict, validator=_rate_limits
     )
     sweep_interval_ms: int = attrs.field(default=MINUTE_MS, validator=_sweep_interval)
+    # Log pruning, a relay's choice ("log pruned past the device"): the log route keeps
+    # the newest ``log_keep`` entries of each graph (None: the whole log; docs/relay.md).
+    log_keep: int | None = attrs.field(default=None, validator=attrs.validators.optional(_positive))

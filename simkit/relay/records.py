@@ -152,9 +152,14 @@ class RecordRoutes(RelayCore):
         )
 
     def _log(self, call: Call) -> Response:
-        """The log is never filtered; ``head``/``oldest`` are 0 while it is empty."""
+        """The log is never filtered; ``head``/``oldest`` are 0 while it is empty. A relay
+        that prunes (``log_keep``) answers only the newest entries, ``oldest`` the lowest
+        of them; a pull still finds every record (it walks the rows' own list)."""
         graph, (after, limit) = call.graph, self._page(call)
         log = graph.log
+        keep = self.settings.log_keep
+        if keep is not None and len(log) > keep:
+            log = log[len(log) - keep :]
         start = bisect_right(log, after, key=_SEQ)
         page = log[start : start + limit]
         more = start + limit < len(log)

@@ -43,6 +43,8 @@ SITUATIONS = {
     "cursor kept, the batch read again later",
     "situation a personal or pairwise graph written on a host that would refuse if asked": "Auth"
     "orization: capabilities are asked for `g:` graphs only; `u:` and `d:` are never asked",
+    "situation a log pruned past a device that had verified it": "Log verification status: ok "
+    "-> unverified when the log is pruned past the device, its chain anchored mid-log",
     **{
         f"situation a crash in {c} {where}": f"Ceremonies: {c} cut by a crash {where}"
         for c in CEREMONIES
@@ -70,6 +72,7 @@ class Situations:
         self.delivered: set[tuple[str, int]] = set()  # applied by the relay, not yet answered
         self.pushing: dict[str, set[str]] = {}  # device -> records of its pushes in flight
         self.seen: set[str] = set()
+        self.verified: set[tuple[str, str]] = set()  # (device, graph) that said log.ok
 
     def reached(self, name: str) -> None:
         """Count ``name`` once per world: its count is the worlds that reached it."""
@@ -163,6 +166,10 @@ class Situations:
             self._granted(fields)
         elif name == "roster.deferred":
             self.reached("a batch deferred for a roster that could not be fetched")
+        elif name == "log.ok":
+            self.verified.add((actor, fields.get("graph")))
+        elif name == "log.anchored" and (actor, fields.get("graph")) in self.verified:
+            self.reached("a log pruned past a device that had verified it")
 
     def _granted(self, fields: dict) -> None:
         relay = self.world.relay

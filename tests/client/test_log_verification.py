@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simkit.client.logverify import LogState, fold, newest_boundary
+from simkit.client.logverify import LogState, fold, newest_boundary, pruned_past, verified
 from simkit.client.schemas import CHECKPOINT_KIND, checkpoint_data_ok
 from simkit.protocol import checkpoint_record_id
 from simkit.relay import Response
@@ -84,6 +84,55 @@ async def test_check1_records_refused_on_purpose_do_not_raise_the_alarm():
     await world.sync_all()
     assert b1.rejected()[0]["reason"] == "wrong-author"
     assert b1.graph_status("g:team").log == "ok"
+
+
+@virtual
+async def test_log_pruned_past_the_device_anchors_its_chain_and_it_never_reports_ok_again():
+    """Log verification status: 'ok -> unverified: log pruned past the device'; 'A device
+    whose chain is anchored mid-log (status.graphs[g].log.from) keeps folding forward but
+    never compares heads, never publishes a checkpoint and never reports ok'."""
+    world = World(log_keep=8)
+    a1, b1 = await team(world, *PAIR)
+    for i in range(5):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "ok"
+    through = b1.log_state("g:team").through
+    for i in range(5, 17):  # b1 away: a1 alone syncs, and the relay prunes what b1 never read
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+        if i % 4 == 0:
+            await a1.sync()
+    oldest = world.relay.state.graphs["g:team"].log[-8].seq
+    assert oldest > through + 1
+    await world.sync_all()
+    status = b1.graph_status("g:team")
+    assert (status.log, status.log_from) == ("unverified", oldest - 1)
+    assert status.to_json()["log"] == {"state": "unverified", "from": oldest - 1}
+    assert [e.fields["seq"] for e in b1.events if e.kind == "log.anchored"] == [oldest - 1]
+    assert a1.graph_status("g:team").log == "ok"  # a1 read every entry before it went
+    for i in range(70):  # b1 folds forward, never ok, never publishes a checkpoint
+        a1.put("g:team", f"m{i}", "note", {"i": i})
+        if i % 4 == 0:
+            await world.sync_all()
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "unverified"
+    assert b1.log_state("g:team").through == world.relay.state.graphs["g:team"].seq
+    assert b1.log_state("g:team").published == 0 and not b1.log_state("g:team").heads
+    assert a1.log_state("g:team").published == 64 and a1.graph_status("g:team").log == "ok"
+    assert len([e for e in b1.events if e.kind == "log.anchored"]) == 1
+    assert not [e for e in b1.events if e.kind == "log.alarm"]
+
+
+def test_a_log_read_pruned_past_the_device_restarts_its_chain_anchored_and_leaves_alarm_latched():
+    """A device cannot tell seqs pruned from seqs spent by refused ops (push rule 4's
+    counter), so a kept log that starts above the next seq it needs anchors it there."""
+    log = LogState.start("sk", 0)
+    anchored = pruned_past(log, 7)
+    assert (anchored.state, anchored.anchored_from, anchored.through) == ("unverified", 6, 6)
+    assert anchored.head == "anchor:6" and anchored.heads == {}
+    assert verified(anchored).state == "unverified"
+    alarmed = log.alarmed("a contradiction")
+    assert pruned_past(alarmed, 7) is alarmed
 
 
 def _fork_at(seq):

@@ -83,12 +83,14 @@ def unavailable(status: int = 503) -> Response:
 class World:
     """One relay, a StaticHost, and devices created on demand."""
 
-    def __init__(self, members=("alice", "bob", "carol"), groups=None, capabilities=None, seed=1):
+    def __init__(
+        self, members=("alice", "bob", "carol"), groups=None, capabilities=None, seed=1, **settings
+    ):
         self.relay_clock = VirtualClock()
         self.host = StaticHost(
             list(members), groups=groups or {"team": list(members)}, capabilities=capabilities
         )
-        self.relay = Relay(self.host, self.relay_clock.now_ms)
+        self.relay = Relay(self.host, self.relay_clock.now_ms, **settings)
         self.entropy = SeededEntropy(seed)
         self.devices: dict[str, Device] = {}
 

@@ -219,3 +219,28 @@ def test_rule_7_batches_fill_a_stricter_relays_byte_budget_and_never_pass_it():
     assert not [label for label in world.coverage.counts if " 413 " in label]
     for device_id in ("a2", "b1", "c1"):
         assert world.slots[device_id].device.get("g:team", "x0-69") is not None
+
+
+def test_log_status_a_device_away_while_a_relay_prunes_its_log_anchors_and_the_model_agrees():
+    """Log verification status: 'ok -> unverified: log pruned past the device'. A relay
+    keeping the newest five log entries (a spec-allowed setting) while c1 is partitioned
+    and a1 writes a burst: c1, which had verified the log, anchors its chain where the
+    kept log starts, never reports ok again and raises no alarm; the device model, which
+    reads the same log answers, agrees (no violation)."""
+    world = _replay(
+        {"seed": 5, "relay": {"log_keep": 5}, "rules": ["partition"]},
+        [
+            {"rule": "partition", "devices": ["c1"], "seconds": 120},
+            {"rule": "burst", "device": "a1", "graph": "g:team", "count": 8},
+            {"rule": "advance", "seconds": 180},
+            {"rule": "write", "device": "a2", "graph": "g:team", "record": "r0", "op": "edit"},
+            {"rule": "advance", "seconds": 60},
+        ],
+    )
+    anchored = [f for f in _events(world, "log.anchored") if f["graph"] == "g:team"]
+    assert anchored
+    c1 = world.slots["c1"].device
+    status = c1.graph_status("g:team")
+    assert status.log == "unverified" and status.log_from is not None
+    assert not _events(world, "log.alarm")
+    assert world.coverage.counts["situation a log pruned past a device that had verified it"] == 1

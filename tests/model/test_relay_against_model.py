@@ -53,6 +53,7 @@ TINY = {
     "quota_blob_bytes": st.sampled_from([10, 100]),
     "rate_limits": st.sampled_from([TIGHT, {}]),
     "sweep_interval_ms": st.sampled_from([0, 1_000]),
+    "log_keep": st.sampled_from([1, 3]),
 }
 relay_settings = st.fixed_dictionaries(
     {name: st.tuples(st.integers(0, 2), values) for name, values in TINY.items()}

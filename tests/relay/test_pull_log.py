@@ -162,6 +162,21 @@ def test_log_limit_is_capped_by_max_pull_limit():
     assert len(h.pull("u").json()["ops"]) == 3
 
 
+def test_log_pruned_by_the_relay_keeps_the_newest_entries_with_oldest_the_lowest_kept():
+    """Log verification status: 'log pruned past the device'; Log rules: '`oldest` is the
+    lowest' seq in the log. A relay that keeps the newest entries (``log_keep``) answers
+    only them, while a pull still serves every record, however old its entry."""
+    h = Harness(log_keep=2)
+    h.register("alice", "a1")
+    h.push("u", [op(f"r{i}", 1) for i in range(4)])
+    h.push("u", [op("r0", 2)])
+    whole = log(h)
+    assert [e["seq"] for e in whole["entries"]] == [4, 5]
+    assert (whole["oldest"], whole["head"], whole["cursor"], whole["more"]) == (4, 5, 5, False)
+    assert [e["seq"] for e in log(h, after="4")["entries"]] == [5]
+    assert ids(h.pull("u")) == [("r1", 2), ("r2", 3), ("r3", 4), ("r0", 5)]
+
+
 _ROW = st.builds(
     Record,
     st.text(min_size=1, max_size=8),

@@ -22,12 +22,16 @@ class LogSeen:
         self.spans: list[tuple[int, int]] = []  # (after, end]: known whole, disjoint, sorted
         self.contradictions: list[str] = []
         self._heads: dict[int, str] = {}  # boundary -> head, over the complete prefix
+        self.pruned: set[int] = set()  # where a pruned log's kept part began (oldest - 1)
+        self.pruned_tick = -1  # the last read that found the log pruned past the device
 
     def contradiction(self, what: str) -> None:
         self.contradictions.append(what)
 
-    def read(self, after: int, answer: dict) -> None:
-        """One log page, read from ``after``."""
+    def read(self, after: int, answer: dict, tick: int = 0) -> None:
+        """One log page, read from ``after``. A page whose ``oldest`` is above
+        ``after + 1`` tells nothing of the entries below ``oldest``: the log was pruned
+        past the reader, or those seqs were spent (Log verification status)."""
         entries = answer.get("entries")
         if not isinstance(entries, list):
             return
@@ -41,6 +45,11 @@ class LogSeen:
         highest = max(self.entries, default=0)
         if isinstance(head, int) and head < highest:
             self.contradiction(f"log head {head} is below entry {highest} it served")
+        oldest = answer.get("oldest")
+        if isinstance(oldest, int) and oldest > after + 1:
+            self.pruned.add(oldest - 1)
+            self.pruned_tick = tick
+            after = oldest - 1
         end = seqs[-1] if seqs else after
         if answer.get("more") is not True:  # the whole log as it stands: to its end
             end = max([end, *(v for v in (head, answer.get("cursor")) if isinstance(v, int))])

@@ -16,6 +16,7 @@ class LogRules:
         """Log verification status: an alarm needs a contradiction in what the device was
         served and is latched; a chain anchored mid-log is never ok; final heads are the
         chain over the entries served (log chain)."""
+        before_at = graph.log_view_at
         before, graph.log_view, graph.log_view_at = graph.log_view, view, self.tick
         if view is None:
             return
@@ -27,6 +28,7 @@ class LogRules:
         if view.status == "ok" and view.anchored is not None:
             self.find("log status: anchored", f"reports ok for {sk} with a chain anchored "
                       f"mid-log at {view.anchored} (model: never ok)", sk)  # fmt: skip
+        self._pruning(graph, before, before_at, view)
         if view.anchored is None:
             for boundary, head in sorted(view.heads.items()):
                 if before is not None and before.heads.get(boundary) == head:
@@ -50,6 +52,22 @@ class LogRules:
                     "boundary)",
                     sk,
                 )
+
+    def _pruning(self, graph: Graph, before: LogView | None, at: int, view: LogView) -> None:
+        """Log verification status: ``ok -> unverified`` when the log was pruned past the
+        device: a log read since its last commit (``at``) found the kept log starting above
+        the seq it read after, so it anchors there; and it anchors nowhere else (a fresh log
+        state may start anchored at the seq already served to it)."""
+        seen = graph.log
+        if view.status != "alarm" and view.anchored is None and seen.pruned_tick > at:
+            self.find("log status", f"kept a chain from genesis for {graph.sk} after a "
+                      f"log read found the log pruned past it at {max(seen.pruned)} (model: "
+                      "unverified, anchored where the kept log starts)", graph.sk)  # fmt: skip
+        moved = before is not None and view.anchored != before.anchored and not self._wipe
+        if moved and view.anchored is not None and view.anchored not in seen.pruned:
+            self.find("log status", f"anchored its chain of {graph.sk} at "
+                      f"{view.anchored}, where no log read found the log pruned (model: "
+                      f"pruned at {sorted(seen.pruned) or 'none'})", graph.sk)  # fmt: skip
 
     def _alarm_cause(self, graph: Graph) -> str | None:
         """A contradiction the device was served, if any: log check (1) up to the seq

@@ -311,7 +311,7 @@ class DeviceModel(
                 else:
                     graph.keygaps = found
         elif route == "log":
-            graph.log.read(as_int(request.query.get("after"), 0), answer)
+            graph.log.read(as_int(request.query.get("after"), 0), answer, self.tick)
 
     def lost(self, task: object, request, now: float) -> None:
         """The request or its answer was lost on the network: client rule 10 retries it."""

@@ -228,6 +228,16 @@ class SaysRules:
                 f"showed log status {state!r} for {sk} (model: {ON if whole else OFF})",
                 sk,
             )
+        anchored = graph.log_view.anchored if whole and graph.log_view is not None else None
+        shown_from = (shown.get("log") or {}).get("from")
+        if whole and shown_from != anchored:
+            expected = "no from" if anchored is None else f"from {anchored}"
+            self.find(
+                "events rule 5",
+                f"showed the log of {sk} with from={shown_from} (model: {expected}: "
+                "status.graphs[g].log with from when its chain is anchored)",
+                sk,
+            )
         readonly = self._not_permitted.get(sk, False)
         if shown.get("readonly") != readonly:
             self.find(
