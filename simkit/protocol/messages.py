@@ -252,7 +252,7 @@ PULL_OP = Table(
 LOG_PAGE = Table(
     "LogPage", "Records: GET /graphs/:gid/log; Log rules",
     (Field("entries", "array"), Field("cursor", **_COUNT), Field("more", "boolean"),
-     Field("head", **_COUNT)),
+     Field("head", **_COUNT), Field("oldest", **_COUNT)),
 )  # fmt: skip
 LOG_ENTRY = Table(
     "LogEntry", "Resources: LogEntry",

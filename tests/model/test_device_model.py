@@ -266,7 +266,7 @@ def test_log_chain_a_head_at_a_boundary_folds_every_entry_up_to_it():
     m.received(
         "t",
         request("GET", "/graphs/g:team/log", after=0, limit=500),
-        ok({"entries": entries, "cursor": 65, "more": False, "head": 65}),
+        ok({"entries": entries, "cursor": 65, "more": False, "head": 65, "oldest": 1}),
         1.0,
         CLOCK,
     )
@@ -277,6 +277,37 @@ def test_log_chain_a_head_at_a_boundary_folds_every_entry_up_to_it():
     assert rules(m) == []
     m.committed(Changes(logs={SK: LogView("unverified", None, {64: "x" * 43})}), CLOCK)
     assert rules(m) == ["log chain"]
+
+
+def _pruned_read(m, oldest: int, after: int = 0) -> None:
+    entries = [{"seq": s, "recordId": f"r{s}", "rev": T0 + s} for s in range(oldest, oldest + 3)]
+    page = {"entries": entries, "cursor": oldest + 2, "more": False, "head": oldest + 2,
+            "oldest": oldest}  # fmt: skip
+    m.received("t", request("GET", "/graphs/g:team/log", after=after, limit=500), ok(page),
+               1.0, CLOCK)  # fmt: skip
+
+
+def test_log_status_a_log_read_pruned_past_the_device_anchors_it_where_the_kept_log_starts():
+    """Log verification status: 'ok -> unverified: log pruned past the device'."""
+    m = model()
+    _pruned_read(m, oldest=5)
+    m.committed(Changes(logs={SK: LogView("unverified", 4, {})}), CLOCK)
+    assert rules(m) == []
+    kept = model()
+    _pruned_read(kept, oldest=5)
+    kept.committed(Changes(logs={SK: LogView("ok", None, {})}), CLOCK)
+    assert rules(kept) == ["log status"]  # kept its chain from genesis over a pruned gap
+    elsewhere = model()
+    elsewhere.committed(Changes(logs={SK: LogView("unverified", None, {})}), CLOCK)
+    _pruned_read(elsewhere, oldest=5)
+    elsewhere.committed(Changes(logs={SK: LogView("unverified", 3, {})}), CLOCK)
+    assert rules(elsewhere) == ["log status"]  # anchored where no read found it pruned
+
+
+def test_log_status_a_fresh_chain_starts_at_genesis_or_anchored_at_most_at_the_seq_served():
+    m = model()
+    m.committed(Changes(logs={SK: LogView("unverified", 1, {})}), CLOCK)
+    assert rules(m) == ["log status"]  # nothing was served to it: genesis
 
 
 def test_log_status_alarm_needs_a_contradiction_and_is_latched():
@@ -315,7 +346,7 @@ def test_log_status_a_peer_checkpoint_founds_an_alarm_after_its_slot_is_written_
               "data": {"v": 1, "d": "b1", "seq": 64, "head": "A" * 43}}  # fmt: skip
     forged = {**signed, "at": T0 + 66, "by": "alice", "data": {**signed["data"], "head": "B" * 43}}
     log += [{"seq": s, "recordId": slot, "rev": T0 + s} for s in (65, 66)]  # its two versions
-    page = {"entries": log, "cursor": 66, "more": False, "head": 66}
+    page = {"entries": log, "cursor": 66, "more": False, "head": 66, "oldest": 1}
     m.received("t", request("GET", "/graphs/g:team/log", after=0, limit=500), ok(page), 1.0, CLOCK)
     for step in steps:
         if step == "b1":

@@ -38,6 +38,10 @@ class LogSeen:
         seqs = [e.get("seq") for e in entries if isinstance(e, dict)]
         if len(seqs) != len(entries) or not all(isinstance(s, int) for s in seqs):
             return
+        oldest = answer.get("oldest")  # read first: a page out of order was pruned too
+        if isinstance(oldest, int) and oldest > after + 1:
+            self.pruned.add(oldest - 1)
+            self.pruned_tick = tick
         if any(b <= a for a, b in zip([after, *seqs], seqs, strict=False)):
             self.contradiction(f"log entries after {after} are not in increasing seq order")
             return
@@ -45,10 +49,7 @@ class LogSeen:
         highest = max(self.entries, default=0)
         if isinstance(head, int) and head < highest:
             self.contradiction(f"log head {head} is below entry {highest} it served")
-        oldest = answer.get("oldest")
         if isinstance(oldest, int) and oldest > after + 1:
-            self.pruned.add(oldest - 1)
-            self.pruned_tick = tick
             after = oldest - 1
         end = seqs[-1] if seqs else after
         if answer.get("more") is not True:  # the whole log as it stands: to its end

@@ -63,11 +63,19 @@ class LogRules:
             self.find("log status", f"kept a chain from genesis for {graph.sk} after a "
                       f"log read found the log pruned past it at {max(seen.pruned)} (model: "
                       "unverified, anchored where the kept log starts)", graph.sk)  # fmt: skip
-        moved = before is not None and view.anchored != before.anchored and not self._wipe
-        if moved and view.anchored is not None and view.anchored not in seen.pruned:
-            self.find("log status", f"anchored its chain of {graph.sk} at "
-                      f"{view.anchored}, where no log read found the log pruned (model: "
-                      f"pruned at {sorted(seen.pruned) or 'none'})", graph.sk)  # fmt: skip
+        anchored = view.anchored
+        if anchored is None or anchored in seen.pruned:
+            return
+        served = graph.cursors.get((graph.gid, UNFILTERED, UNFILTERED), 0)
+        if before is None or self._wipe:  # a fresh log state: started late, at the seq served
+            if not 0 < anchored <= served:
+                self.find("log status", f"started its chain of {graph.sk} anchored at "
+                          f"{anchored}, with seq {served} served to it (model: at genesis, or "
+                          "anchored at most at the seq served)", graph.sk)  # fmt: skip
+        elif anchored != before.anchored:
+            self.find("log status", f"anchored its chain of {graph.sk} at {anchored}, where "
+                      f"no log read found the log pruned (model: pruned at "
+                      f"{sorted(seen.pruned) or 'none'})", graph.sk)  # fmt: skip
 
     def _alarm_cause(self, graph: Graph) -> str | None:
         """A contradiction the device was served, if any: log check (1) up to the seq
