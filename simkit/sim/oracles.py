@@ -311,11 +311,20 @@ class DeviceOracle:
         if model is not None:
             model.committed(_changes(slot.device, rows), slot.device.clock.now_ms)
 
-    def app_wrote(self, device_id: str, graph_id: str, record: dict) -> None:
+    def app_write(self, device_id: str, write) -> dict:
+        """Do the application's ``write`` on the device, telling its model that the commit
+        it makes is the application's (not a re-stamp the relay's refusal asked for)."""
         slot = self.world.slots[device_id]
         model = self._following(slot)
-        if model is not None:
-            model.app_wrote(slot.device.storage_key(graph_id), record["id"], record["at"])
+        if model is None:
+            return write.apply(slot.device)
+        model.app_writing = True
+        try:
+            record = write.apply(slot.device)
+        finally:
+            model.app_writing = False
+        model.app_wrote(slot.device.storage_key(write.graph_id), record["id"], record["at"])
+        return record
 
     def importing(self, slot, keyrings: dict, wipe: bool) -> None:
         model = self._following(slot)

@@ -453,7 +453,8 @@ class World:
         """Do an application write on a device and trace it with the rev it got."""
         slot = self.slots[device_id]
         self.situations.wrote(device_id, write.record_id)
-        record = write.apply(slot.device)
+        oracle = self.device_oracle
+        record = oracle.app_write(device_id, write) if oracle else write.apply(slot.device)
         if slot.importing is not None:  # a bundle is being imported: its wipe may take it
             slot.importing.append([write.graph_id, record["id"]])
         self.costs.writes += 1
@@ -464,8 +465,6 @@ class World:
             and self.slots[d].device.unfiltered(graph_id_for(sk, self.slots[d].member))
         ]  # fmt: skip
         self.costs.wrote(sk, record["id"], record["at"], self.now(), readers)
-        if self.device_oracle is not None:
-            self.device_oracle.app_wrote(device_id, write.graph_id, record)
         self.note("event", device_id, name="app.write", rev=record["at"], **write.trace_fields())
         return record
 

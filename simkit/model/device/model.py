@@ -90,6 +90,7 @@ class DeviceModel(
         self._failed_at: dict[object, int] = {}  # task -> when (tick)
         self._importing: dict[str, dict[int, bytes]] | None = None
         self._wipe = False
+        self.app_writing = False  # the commit under way is an application write (an input)
         self._pushes: dict[object, PushSent] = {}
         self._pushing: dict[tuple, PushRun] = {}  # (task, graph) -> its push run so far
         self._verdicts: dict[tuple, tuple[str, str]] = {}
@@ -437,7 +438,8 @@ class DeviceModel(
         order = {k: self.graph(k[0]).restamps.get(k[1], -1) for k in touched}
         clock_ms = clock() if touched else 0
         for sk, rid in sorted(touched, key=order.__getitem__):
-            restamp = self.graph(sk).restamps.pop(rid, None) is not None
+            # an application write between a refusal and its re-stamp is not the re-stamp
+            restamp = not self.app_writing and self.graph(sk).restamps.pop(rid, None) is not None
             self._record_changed(sk, rid, changes, clock_ms, restamp)
         for sub, cursor in changes.cursors.items():
             sk = self._sk(sub[0])
