@@ -39,7 +39,8 @@ class LogSeen:
         if len(seqs) != len(entries) or not all(isinstance(s, int) for s in seqs):
             return
         oldest = answer.get("oldest")  # read first: a page out of order was pruned too
-        if isinstance(oldest, int) and oldest > after + 1:
+        pruned = isinstance(oldest, int) and oldest > after + 1
+        if pruned:
             self.pruned.add(oldest - 1)
             self.pruned_tick = tick
         if any(b <= a for a, b in zip([after, *seqs], seqs, strict=False)):
@@ -49,7 +50,7 @@ class LogSeen:
         highest = max(self.entries, default=0)
         if isinstance(head, int) and head < highest:
             self.contradiction(f"log head {head} is below entry {highest} it served")
-        if isinstance(oldest, int) and oldest > after + 1:
+        if pruned:  # the page tells nothing below the kept log
             after = oldest - 1
         end = seqs[-1] if seqs else after
         if answer.get("more") is not True:  # the whole log as it stands: to its end
