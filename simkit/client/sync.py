@@ -21,7 +21,7 @@ from simkit.client.logverify import (
     was_served,
     with_claim,
 )
-from simkit.client.paging import Pages
+from simkit.client.paging import Pages, PagingStalled
 from simkit.client.receive import Opened, Refusal
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.client.transport import RelayUnavailable
@@ -506,7 +506,7 @@ async def verify_log(device, graph_id: str) -> None:
     entries = []
     after = read = log.through
     pages = Pages("log", graph_id)
-    unavailable = None
+    unavailable = stalled = None
     waiting = None  # records named up to ``served`` in versions not served, no later entry yet
     unjudged = False  # an entry read up to ``served`` names a version not served
     ended = False  # the last page read was the log's end (no ``more``)
@@ -529,6 +529,7 @@ async def verify_log(device, graph_id: str) -> None:
         if answer["oldest"] > after + 1:  # pruned past what the device folded: anchor
             log, entries, unjudged, waiting = pruned_past(log, answer["oldest"]), [], False, None
             device.emit("log.anchored", graph_id, seq=log.anchored_from)
+        kept, read_before = len(entries), read
         entries.extend(answer["entries"])
         ended = not answer["more"]
         unjudged = unjudged or any(
@@ -551,7 +552,11 @@ async def verify_log(device, graph_id: str) -> None:
         # A read holding an entry it cannot judge yet reads on whatever the run's time:
         # the fold stops before that entry, so stopped here, the next run would read the
         # same pages again and never get further (docs/findings.md, F30).
-        if not pages.another(after, end, answer["more"], share_spent(device) and not unjudged):
+        try:
+            if not pages.another(after, end, answer["more"], share_spent(device) and not unjudged):
+                break
+        except PagingStalled as exc:  # keep what the earlier pages and the anchor brought (o6)
+            stalled, entries, read = exc, entries[:kept], read_before
             break
         after = end
     _cut_short(device, pages)
@@ -572,8 +577,8 @@ async def verify_log(device, graph_id: str) -> None:
     if log.through >= served:
         log = verified(log)
     _save_log(device, graph_id, log)
-    if unavailable is not None:
-        raise unavailable
+    if unavailable is not None or stalled is not None:
+        raise unavailable or stalled
 
 
 def publish_checkpoint(device, graph_id: str) -> bool:

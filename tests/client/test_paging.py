@@ -9,7 +9,7 @@ import pytest
 from simkit.client import sync
 from simkit.client.paging import MAX_PAGES, Pages
 from simkit.protocol.logchain import CHECKPOINT_STRIDE, log_genesis, log_step
-from simkit.relay import Response
+from simkit.relay import Relay, Response
 from tests.client.world import (
     PAIR,
     RecordingTransport,
@@ -59,6 +59,40 @@ async def test_a_log_page_that_says_more_without_advancing_ends_the_run():
     assert b1.get("g:team", "n1")["data"] == {"t": "hi"}  # the pull was honest
     assert _kinds(b1, "sync.stopped")[-1].fields["route"] == "log"
     assert "log g:team: the relay returned a page" in b1.status["lastError"]
+
+
+class StuckLater(StuckLog):
+    """An honest relay until ``stuck``: then every log page comes back empty with ``more``."""
+
+    stuck = False
+
+    def _log(self, call):
+        return super()._log(call) if self.stuck else Relay._log(self, call)
+
+
+@virtual
+async def test_a_stalled_log_read_keeps_the_anchor_its_pruned_page_brought():
+    """o6 (docs/findings.md, F39): "What the earlier pages brought is applied" holds for
+    the log too. A page that says the log was pruned past the device and then stalls
+    leaves the chain anchored and the status unverified ('ok -> unverified: log pruned
+    past the device'), not the genesis chain still reporting ok."""
+    world = _world(StuckLater, log_keep=8)
+    a1, b1 = await team(world, *PAIR)
+    a1.put("g:team", "n0", "note", {"i": 0})
+    await world.sync_all()
+    assert b1.graph_status("g:team").log == "ok"
+    through = b1.log_state("g:team").through
+    for i in range(1, 13):  # b1 away: the relay prunes what it never read
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+        await a1.sync()
+    oldest = world.relay.state.graphs["g:team"].log[-8].seq
+    assert oldest > through + 1
+    world.relay.stuck = True
+    await b1.sync("g:team")
+    assert _kinds(b1, "sync.stopped")[-1].fields["route"] == "log"
+    assert [e.fields["seq"] for e in _kinds(b1, "log.anchored")] == [oldest - 1]
+    status = b1.graph_status("g:team")
+    assert (status.log, status.log_from) == ("unverified", oldest - 1)
 
 
 @virtual
