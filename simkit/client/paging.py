@@ -40,7 +40,7 @@ class Pages:
 
     def another(self, after: int, cursor: int, more: bool, spent: bool = False) -> bool:
         """After the page asked ``after`` that ends at ``cursor``: read another one?
-        ``spent``: the graph's share of this sync run has passed (``sync.share_spent``)."""
+        ``spent``: the graph's share of this sync run has passed (``share_spent``)."""
         self.read += 1
         if not more:
             return False
@@ -49,3 +49,35 @@ class Pages:
         self.cut_short = self.read >= self.limit
         self.yielded = spent and not self.cut_short
         return not (self.cut_short or self.yielded)
+
+
+def share_spent(device) -> bool:
+    """Whether the graph being synced has had its share of this run (a wall clock that
+    stepped back since the share began ends it too). Its push, pull and log read then
+    stop between requests and the rest waits for the next run (``yield_run``), so that
+    the other graphs' key checks and rotation turns are not held back (docs/findings.md,
+    F30)."""
+    if device.share is None:
+        return False
+    start, ms = device.share
+    return not 0 <= device.clock.now_ms() - start < ms
+
+
+def yield_run(device, graph_id: str, route: str) -> None:
+    """A push or read stopped at its graph's share of the run: say so, and run again at
+    once (not at the next poke or poll) to go on from where it stopped."""
+    device.emit("sync.stopped", graph_id, route=route, reason="run-budget")
+    device.wake()
+
+
+def cut_short(device, pages: Pages) -> None:
+    """A read that stopped at its page limit or its graph's share of the run says so;
+    the next sync run goes on."""
+    if pages.yielded:
+        yield_run(device, pages.graph_id, pages.route)
+    if pages.cut_short:
+        device.last_error = (
+            f"{pages.route} {pages.graph_id}: stopped after {pages.read} pages; "
+            "the rest waits for the next sync run"
+        )
+        device.emit("sync.stopped", pages.graph_id, route=pages.route, reason="page-limit")

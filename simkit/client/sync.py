@@ -5,23 +5,11 @@ writes), fill key gaps, rotate if owed, push the queue, pull every subscription,
 then verify the log up to what was served and publish a checkpoint when due.
 """
 
-import attrs
-
 from simkit.client import keyops
 from simkit.client.approval import APPROVED, fingerprint_of, self_sig_valid
-from simkit.client.logverify import (
-    ALARM,
-    OK,
-    LogState,
-    due_checkpoint,
-    fold,
-    pruned_past,
-    unverified,
-    verified,
-    was_served,
-    with_claim,
-)
-from simkit.client.paging import Pages, PagingStalled
+from simkit.client.logread import alarm, note_counter, publish_checkpoint, save_log, verify_log
+from simkit.client.logverify import with_claim
+from simkit.client.paging import Pages, cut_short, share_spent, yield_run
 from simkit.client.receive import Opened, Refusal
 from simkit.client.schemas import CHECKPOINT_KIND
 from simkit.client.transport import RelayUnavailable
@@ -44,25 +32,6 @@ async def sync_graph(device, graph_id: str, of: int = 1) -> dict:
         return await _sync_graph(device, graph_id)
     finally:
         device.share = None
-
-
-def share_spent(device) -> bool:
-    """Whether the graph being synced has had its share of this run (a wall clock that
-    stepped back since the share began ends it too). Its push, pull and log read then
-    stop between requests and the rest waits for the next run (``yield_run``), so that
-    the other graphs' key checks and rotation turns are not held back (docs/findings.md,
-    F30)."""
-    if device.share is None:
-        return False
-    start, ms = device.share
-    return not 0 <= device.clock.now_ms() - start < ms
-
-
-def yield_run(device, graph_id: str, route: str) -> None:
-    """A push or read stopped at its graph's share of the run: say so, and run again at
-    once (not at the next poke or poll) to go on from where it stopped."""
-    device.emit("sync.stopped", graph_id, route=route, reason="run-budget")
-    device.wake()
 
 
 async def _sync_graph(device, graph_id: str) -> dict:
@@ -224,7 +193,7 @@ def _settle(device, graph_id: str, sk: str, batch: list[dict], answer: dict) -> 
             _restore(device, sk, record_id, entry["before"])
             device.last_error = f"push {graph_id}: {record_id} rejected ({reason})"
             device.emit("push.rejected", graph_id, recordId=record_id, reason=reason)
-    _counter(device, graph_id, answer["cursor"], "push answer")
+    note_counter(device, graph_id, answer["cursor"], "push answer")
     _skip_echo(device, graph_id, batch, accepted, rejected, answer["cursor"])
     return accepted
 
@@ -296,7 +265,7 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
             return applied, refused
         answer = response.json()
         device.note_epoch(graph_id, answer.get("epoch"))
-        _counter(device, graph_id, answer["cursor"], "pull answer", page=answer["more"])
+        note_counter(device, graph_id, answer["cursor"], "pull answer", page=answer["more"])
         newest = max((op["rev"] for op in answer["ops"]), default=0)
         needs_roster = answer["ops"] and device.roster(graph_id, newest) is None
         if needs_roster and await keyops.roster_or_defer(device, graph_id, cursor) is None:
@@ -320,7 +289,7 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
             cursor = op["seq"]
         if stopped_at is None:
             if answer["cursor"] < cursor and sub_key == graph_id:
-                _alarm(
+                alarm(
                     device, graph_id, f"pull cursor went back from {cursor} to {answer['cursor']}"
                 )
             cursor = max(cursor, answer["cursor"])
@@ -332,21 +301,8 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         device.store.commit()  # the applied batch and its cursor become durable together
         spent = share_spent(device)
         if stopped_at is not None or not pages.another(after, cursor, answer["more"], spent):
-            _cut_short(device, pages)
+            cut_short(device, pages)
             return applied, refused
-
-
-def _cut_short(device, pages: Pages) -> None:
-    """A read that stopped at its page limit or its graph's share of the run says so;
-    the next sync run goes on."""
-    if pages.yielded:
-        yield_run(device, pages.graph_id, pages.route)
-    if pages.cut_short:
-        device.last_error = (
-            f"{pages.route} {pages.graph_id}: stopped after {pages.read} pages; "
-            "the rest waits for the next sync run"
-        )
-        device.emit("sync.stopped", pages.graph_id, route=pages.route, reason="page-limit")
 
 
 NO_ROSTER = object()  # ``_receive``: the signer is unknown and the roster cannot be read
@@ -448,151 +404,4 @@ def _believe_checkpoint(device, graph_id, sk, opened: Opened, roster: dict) -> N
         return
     log = with_claim(log, claimed, data["seq"], data["head"])
     device.emit("checkpoint.believed", graph_id, device=claimed, seq=data["seq"])
-    _save_log(device, graph_id, log)
-
-
-# -- log verification ------------------------------------------------------------------
-
-
-def _save_log(device, graph_id: str, log: LogState) -> None:
-    before = device.log_state(graph_id)
-    device.store.put("log", device.storage_key(graph_id), log)
-    if before is None or before.state != log.state:
-        if log.state == ALARM:
-            device.emit("log.alarm", graph_id, reason=log.alarm)
-        elif log.state == OK:
-            device.emit("log.ok", graph_id)
-
-
-def _counter(device, graph_id: str, cursor: int, what: str, page: bool = False) -> None:
-    """The relay's counter never goes back. A push answer's cursor, and an exhausted
-    pull's, state it; any answer's cursor is at or below it. So a statement below the
-    highest cursor the relay ever answered this device is a contradiction, whether or
-    not the device's own cursor got that far (a pull stopped or deferred leaves it
-    behind: docs/findings.md, F15). ``page``: a page that says ``more`` states only
-    where it stopped."""
-    seen = device.store.get("counter", graph_id, 0)
-    if cursor > seen:
-        device.store.put("counter", graph_id, cursor)
-    elif cursor < seen and not page and device.unfiltered(graph_id):
-        _alarm(device, graph_id, f"{what} cursor {cursor} is below seq {seen} served")
-
-
-def _alarm(device, graph_id: str, why: str) -> None:
-    log = device.log_state(graph_id) or LogState.start(device.storage_key(graph_id), 0)
-    _save_log(device, graph_id, log.alarmed(why))
-
-
-async def verify_log(device, graph_id: str) -> None:
-    """Fold the log up to the seq served to the unfiltered subscription; log checks (1) and (2)."""
-    sk = device.storage_key(graph_id)
-    served = device.store.get("cursor", graph_id, 0)
-    log = device.log_state(graph_id)
-    if log is None:  # started late: anchored mid-log when records were already served
-        log = LogState.start(sk, served)
-        if log.anchored_from is not None:
-            device.emit("log.anchored", graph_id, seq=served)
-    records, refusals = device.store.rows(f"records:{sk}"), device.store.rows(f"refused:{sk}")
-
-    def held_rev(record_id):
-        return records[record_id]["at"] if record_id in records else None
-
-    def refused_rev(record_id):
-        return refusals[record_id]["rev"] if record_id in refusals else None
-
-    def is_checkpoint(record_id):
-        return record_id in records and records[record_id]["kind"] == CHECKPOINT_KIND
-
-    entries = []
-    after = read = log.through
-    pages = Pages("log", graph_id)
-    unavailable = stalled = None
-    waiting = None  # records named up to ``served`` in versions not served, no later entry yet
-    unjudged = False  # an entry read up to ``served`` names a version not served
-    ended = False  # the last page read was the log's end (no ``more``)
-    while log.state != ALARM and log.through < served:
-        query = {"after": str(after), "limit": str(device.config.log_page)}
-        try:
-            response = await device.request("GET", f"/graphs/{graph_id}/log", query=query)
-        except RelayUnavailable as exc:  # keep what was read: the next run reads on (F10)
-            unavailable = exc
-            break
-        if response.status != 200:  # e.g. an older relay without the log route
-            if response.status != 404:  # which the log status says; anything else is surfaced
-                device.last_error = f"log {graph_id}: {response.status}"
-            _save_log(device, graph_id, unverified(log))
-            return
-        answer = response.json()
-        if answer["head"] < log.last_seq:
-            log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
-            break
-        if answer["oldest"] > after + 1:  # pruned past what the device folded: anchor
-            log, entries, unjudged, waiting = pruned_past(log, answer["oldest"]), [], False, None
-            device.emit("log.anchored", graph_id, seq=log.anchored_from)
-        kept, read_before = len(entries), read
-        entries.extend(answer["entries"])
-        ended = not answer["more"]
-        unjudged = unjudged or any(
-            e["seq"] <= served and not was_served(e, held_rev, refused_rev)
-            for e in answer["entries"]
-        )
-        end = answer["entries"][-1]["seq"] if answer["entries"] else after
-        read = served if not answer["more"] else end  # every entry up to here is in hand
-        if end >= served:  # read on only while an entry waits on a later one (F11)
-            if waiting is None:
-                waiting = {
-                    e["recordId"]
-                    for e in entries
-                    if e["seq"] <= served and not was_served(e, held_rev, refused_rev)
-                }
-            waiting.difference_update(e["recordId"] for e in answer["entries"] if e["seq"] > served)
-            if not waiting:
-                read = served
-                break
-        # A read holding an entry it cannot judge yet reads on whatever the run's time:
-        # the fold stops before that entry, so stopped here, the next run would read the
-        # same pages again and never get further (docs/findings.md, F30).
-        try:
-            if not pages.another(after, end, answer["more"], share_spent(device) and not unjudged):
-                break
-        except PagingStalled as exc:  # keep what the earlier pages and the anchor brought (o6)
-            stalled, entries, read = exc, entries[:kept], read_before
-            break
-        after = end
-    _cut_short(device, pages)
-    # A record with a later entry beyond the seq served may have moved past a pull that
-    # stopped early, which was then never served its older version (F8); after a whole
-    # pull to that seq no record could have (docs/findings.md, F26).
-    pulled = device.store.get("pulled", graph_id)
-    whole = pulled is not None and pulled["whole"] and pulled["cursor"] == served
-    moved = frozenset() if whole else frozenset(e["recordId"] for e in entries if e["seq"] > served)
-    # A read cut short (its page limit, or the relay out of reach) folds only what it
-    # read, and leaves unjudged an entry whose record may have moved beyond it
-    # (docs/findings.md, F8 and F10).
-    upto = min(served, read)
-    # So does a read that went on past ``served`` for a waiting record's later entry
-    # and stopped (out of reach, its page limit) before it found one or the log's end.
-    partial = upto < served or bool(waiting and not whole and not ended)
-    log = fold(log, entries, upto, held_rev, refused_rev, is_checkpoint, moved, partial)
-    if log.through >= served:
-        log = verified(log)
-    _save_log(device, graph_id, log)
-    if unavailable is not None or stalled is not None:
-        raise unavailable or stalled
-
-
-def publish_checkpoint(device, graph_id: str) -> bool:
-    """Queue this device's head at the newest boundary reached (docs/client.md)."""
-    log = device.log_state(graph_id)
-    epoch1 = device.keyring(graph_id).keys.get(1)
-    active = device.active_devices(graph_id)
-    boundary = due_checkpoint(log, device.device_id, active) if log else None
-    if boundary is None or epoch1 is None:
-        return False
-    slot = checkpoint_record_id(epoch1, device.device_id)
-    data = {"v": 1, "d": device.device_id, "seq": boundary, "head": log.heads[str(boundary)]}
-    record = device.write_record(graph_id, slot, {"kind": CHECKPOINT_KIND, "data": data})
-    device.emit("checkpoint.published", graph_id, seq=boundary, recordId=slot, rev=record["at"])
-    _save_log(device, graph_id, attrs.evolve(log, published=boundary))
-    device.store.commit()
-    return True
+    save_log(device, graph_id, log)

@@ -103,7 +103,16 @@ def _app_write(world, device_id: str, step, index: int) -> AppWrite:
 
 
 def _refresh(driver, step, index) -> None:
-    driver.run(_sync_now, [driver.world.slots[d].device for d in step.devices])
+    _press_sync_now(driver, step.devices)
+
+
+def _press_sync_now(driver, device_ids) -> None:
+    """Users press "sync now" on ``device_ids``; each device's model is told (an input)."""
+    world = driver.world
+    if world.device_oracle is not None:
+        for device_id in device_ids:
+            world.device_oracle.sync_now(device_id)
+    driver.run(_sync_now, [world.slots[d].device for d in device_ids])
 
 
 async def _sync_now(devices) -> None:
@@ -450,8 +459,7 @@ def _act(driver, step, index) -> None:
     """A world action done now (``simkit.sim.spec``), as a scenario's schedule does it."""
     _perform(driver, step.action(driver.now()))
     if getattr(step, "announce", False):  # the app tells every online device to sync now
-        slots = sorted(driver.world.slots.items())
-        driver.run(_sync_now, [s.device for _, s in slots])
+        _press_sync_now(driver, sorted(driver.world.slots))
 
 
 DO = {

@@ -228,6 +228,7 @@ class DeviceOracle:
                 config.log_verification,
                 config.poll_interval_s,
                 max(config.push_debounce_s, config.poke_debounce_s),
+                config.recheck_s,
             )
             identity = Identity(
                 device.member_id, device.device_id, device.keys.wrap_key, device.keys.sig_jwk
@@ -289,7 +290,8 @@ class DeviceOracle:
     def sent(self, device_id: str, request) -> None:
         model = self._model(device_id)
         if model is not None:
-            model.sent(trio.lowlevel.current_task(), request, self.world.now())
+            clock = self.world.slots[device_id].device.clock.now_ms
+            model.sent(trio.lowlevel.current_task(), request, self.world.now(), clock)
 
     def received(self, device_id: str, request, response) -> None:
         model = self._model(device_id)
@@ -325,6 +327,12 @@ class DeviceOracle:
             model.app_writing = False
         model.app_wrote(slot.device.storage_key(write.graph_id), record["id"], record["at"])
         return record
+
+    def sync_now(self, device_id: str) -> None:
+        """A user presses "sync now" on ``device_id`` (an input, as a human's decision is)."""
+        model = self._following(self.world.slots.get(device_id))
+        if model is not None:
+            model.sync_now()
 
     def importing(self, slot, keyrings: dict, wipe: bool) -> None:
         model = self._following(slot)

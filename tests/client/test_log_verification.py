@@ -374,3 +374,36 @@ async def test_rule4_a_page_out_of_seq_order_never_carries_the_cursor_past_a_mis
 def test_checkpoint_record_head_is_the_base64url_chain_head(head, valid):
     """Checkpoint record: `head` is the chain head (base64url, 32 bytes: 43 characters)."""
     assert bool(checkpoint_data_ok({"v": 1, "d": "a1", "seq": 64, "head": head})) is valid
+
+
+@virtual
+async def test_check1_a_contradiction_read_before_the_log_is_pruned_under_the_read_latches_alarm():
+    """F40 (docs/findings.md): a relay withholding a record from b1 listed it on a log
+    page, then said on the next page that the log was pruned past the entry b1 had just
+    read. b1 anchored where the kept log starts and threw the contradiction away with
+    what it had read. It now judges what it read before it anchors: after a whole pull
+    to the seq served no record can have moved, so the entry is judged however far the
+    read got."""
+    world = World()
+    a1 = await world.registered("alice", "a1")
+    await a1.bootstrap("g:team")
+    a1.put("g:team", "hidden", "note", {"t": "withheld from bob"})
+    for i in range(3):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await a1.sync("g:team")
+    hidden = world.relay.state.graphs["g:team"].records["hidden"].seq
+
+    def edit(request, body):
+        body = _withhold("hidden")(request, body)
+        if request.path.endswith("/log") and int(request.query["after"]) == hidden:
+            body.update(entries=[], oldest=body["head"], more=False)  # "pruned" under the read
+        return body
+
+    transport = Tampering(world.relay, edit)
+    b1 = world.device("bob", "b1", transport=transport, config=app_config(log_page=1))
+    await b1.register()
+    b1.subscribe("g:team")
+    await a1.sync("g:team")  # grants b1 the key
+    await b1.sync("g:team")
+    assert b1.graph_status("g:team").log == "alarm"
+    assert "'hidden'" in next(e for e in b1.events if e.kind == "log.alarm").fields["reason"]

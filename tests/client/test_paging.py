@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from simkit.client import sync
+from simkit.client import logread, sync
 from simkit.client.paging import MAX_PAGES, Pages
 from simkit.protocol.logchain import CHECKPOINT_STRIDE, log_genesis, log_step
 from simkit.relay import Relay, Response
@@ -26,6 +26,12 @@ def _world(relay_class, **settings) -> World:
     world = World()
     world.relay = relay_class(world.host, world.relay_clock.now_ms, **settings)
     return world
+
+
+def _three_pages_a_read(monkeypatch) -> None:
+    """Every pull and log read stops after three pages (its page limit)."""
+    for module in (sync, logread):
+        monkeypatch.setattr(module, "Pages", functools.partial(Pages, limit=3))
 
 
 def _kinds(device, kind):
@@ -131,7 +137,7 @@ async def test_a_log_read_cut_short_at_the_page_limit_folds_only_the_entries_it_
     """F8 (docs/findings.md): the read stopped at its page limit, yet the fold marked
     every boundary up to the served seq final, with a head lacking their entries: two
     honest devices then disagreed at a boundary and raised the log alarm."""
-    monkeypatch.setattr(sync, "Pages", functools.partial(Pages, limit=3))
+    _three_pages_a_read(monkeypatch)
     world = World()
     config = app_config(log_page=1, pull_limit=500)
     a1, b1 = await team(world, *PAIR, configs={"a1": config, "b1": config})
@@ -157,7 +163,7 @@ async def test_a_log_read_cut_short_leaves_an_entry_of_a_record_that_moved_beyon
     """F8's second half: an entry names an older version of a record whose current row
     lies beyond both cut-short reads. The device was never served that version, and
     cannot yet see that the record moved: it must wait, not raise the alarm."""
-    monkeypatch.setattr(sync, "Pages", functools.partial(Pages, limit=3))
+    _three_pages_a_read(monkeypatch)
     world = World()
     world.relay = type(world.relay)(world.host, world.relay_clock.now_ms, max_pull_limit=1)
     a1, b1 = await team(world, *PAIR, configs={"a1": app_config(), "b1": app_config()})
@@ -253,7 +259,7 @@ async def test_a_log_read_stopped_past_the_served_seq_leaves_an_entry_of_a_moved
     be judged yet: the device must wait, not alarm (found by an honest campaign: a
     checkpoint record written over while a restarted device read a backlog)."""
     if stop == "page-limit":
-        monkeypatch.setattr(sync, "Pages", functools.partial(Pages, limit=3))
+        _three_pages_a_read(monkeypatch)
     world = World()
     config = app_config(pull_limit=1, log_page=1, run_budget_s=0)  # every pull: one page
     a1, b1 = await team(world, *PAIR, configs={"a1": app_config(), "b1": config})

@@ -28,6 +28,7 @@ from simkit.model.device.keys import KeyRules, fingerprint
 from simkit.model.device.logcheck import LogRules
 from simkit.model.device.pushes import PushRules
 from simkit.model.device.receive import ReceiveRules
+from simkit.model.device.rereads import ReReadRules
 from simkit.model.device.says import SaysRules
 from simkit.model.device.timing import TimingRules
 from simkit.model.device.views import App, Changes, Finding, Identity, Pin
@@ -63,7 +64,15 @@ class _Sent:
 
 
 class DeviceModel(
-    ReceiveRules, PushRules, KeyRules, WriteRules, LogRules, TimingRules, CadenceRules, SaysRules
+    ReceiveRules,
+    PushRules,
+    KeyRules,
+    WriteRules,
+    LogRules,
+    TimingRules,
+    CadenceRules,
+    SaysRules,
+    ReReadRules,
 ):
     """``DeviceModel(identity, app)``: feed it the device's inputs in the order they
     happen; ``findings`` grows with every disagreement. ``changes`` names spec rules
@@ -101,6 +110,7 @@ class DeviceModel(
         self._timing_init()
         self._cadence_init()
         self._says_init()
+        self._rereads_init()
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -138,8 +148,9 @@ class DeviceModel(
 
     # -- requests --------------------------------------------------------------------------
 
-    def sent(self, task: object, request, now: float) -> None:
-        """The device sent ``request`` at virtual time ``now`` (seconds)."""
+    def sent(self, task: object, request, now: float, clock: Clock | None = None) -> None:
+        """The device sent ``request`` at virtual time ``now`` (seconds); ``clock`` reads
+        its own clock in ms (read only when a rule needs it)."""
         self.tick += 1
         self._cadence_sent(task, now)
         self._timing_sent(task, signature_of(request), f"{request.method} {request.path}", now)
@@ -164,6 +175,8 @@ class DeviceModel(
                 self._pull_sent(graph, request)
             elif request.body != graph.push_body:  # a new push, not a retry of the last
                 graph.pushed, graph.push_body = (graph.pushed[1], self.tick), request.body
+        if route == "keygaps" and sk is not None and clock is not None:
+            self._rereads_sent(sk, clock())
         if route == "push" and sk is not None:
             self._push_sent(task, sk, request)
         elif route == "put_keys" and sk is not None:
@@ -298,6 +311,7 @@ class DeviceModel(
             self._staged.append(("push", sk, push, answer, clock()))
         elif route == "get_keys":
             self._keys_answered(graph, answer)
+            self._rereads_keys(sk, answer)
             graph.keys_owed = None  # keys were read after the op (by any of its tasks: F31)
         elif route in ("roster", "keygaps"):
             entries = answer.get("devices", answer.get("gaps"))
@@ -359,6 +373,7 @@ class DeviceModel(
         self._timing_crashed()
         self._cadence_crashed()
         self._says_crashed()
+        self._rereads_reset()
         for graph in self.graphs.values():
             graph.unopenable.clear()
             graph.restamps.clear()
@@ -378,6 +393,7 @@ class DeviceModel(
         invite is being imported: until ``imported``, its keys may be adopted."""
         self._importing = keyrings
         self._wipe = wipe
+        self._rereads_reset()
 
     def imported(self) -> None:
         if self._wipe:

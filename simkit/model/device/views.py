@@ -28,8 +28,8 @@ class Identity:
 class App:
     """The application's choices the spec leaves to it (Defaults): its schemas, whether
     authorship is verified, whether ``k``/``sh`` are sent, the approval mode, whether
-    the log is verified; and the deployment's poll interval and debounce (the longest of
-    the push and the poke debounces: docs/client.md)."""
+    the log is verified; and the deployment's poll interval, debounce (the longest of
+    the push and the poke debounces) and key recheck interval (docs/client.md)."""
 
     accepts: Callable[[str, dict], bool]
     verify_signatures: bool = True
@@ -38,6 +38,7 @@ class App:
     log_verification: bool = True
     poll_interval_s: float = 5.0
     debounce_s: float = 0.25
+    recheck_s: float = 30.0
 
 
 @attrs.frozen

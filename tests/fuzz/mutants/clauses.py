@@ -144,8 +144,8 @@ CLIENT_CLAUSES = (
     Mutant(
         "pull-ignores-epoch",
         "client/sync.py",
-        '        device.note_epoch(graph_id, answer.get("epoch"))\n        _counter(',
-        "        _counter(",
+        '        device.note_epoch(graph_id, answer.get("epoch"))\n        note_counter(',
+        "        note_counter(",
         "Records: '`epoch` (on push and pull answers) is the graph's current key "
         "generation'; client rule 5: 'A client treats a higher `epoch` in an answer as a "
         "signal to fetch keys before its next write'.",
@@ -246,7 +246,7 @@ CLIENT_CLAUSES = (
     ),
     Mutant(
         "log-folded-past-served",
-        "client/sync.py",
+        "client/logread.py",
         '    served = device.store.get("cursor", graph_id, 0)\n',
         '    served = device.store.get("counter", graph_id, 0)\n',
         "Client verification: 'SHOULD, only for an unfiltered subscription and only up to the "
@@ -269,9 +269,9 @@ CLIENT_CLAUSES = (
     ),
     Mutant(
         "missing-log-route-accuses",
-        "client/sync.py",
-        "            _save_log(device, graph_id, unverified(log))\n            return\n",
-        '            _save_log(device, graph_id, log.alarmed(f"log route: {response.status}"))\n'
+        "client/logread.py",
+        "            save_log(device, graph_id, unverified(log))\n            return\n",
+        '            save_log(device, graph_id, log.alarmed(f"log route: {response.status}"))\n'
         "            return\n",
         "Versioning 3: 'A relay without the log route makes a client report log status "
         "`unverified`, not an accusation.'",
@@ -288,7 +288,7 @@ CLIENT_CLAUSES = (
     ),
     Mutant(
         "checkpoint-claims-folded-seq",
-        "client/sync.py",
+        "client/logread.py",
         '"seq": boundary, "head": log.heads[str(boundary)]}',
         '"seq": log.through, "head": log.heads[str(boundary)]}',
         "Checkpoint record: data `{v: 1, d: <device_id>, seq: number, head: string}`. "

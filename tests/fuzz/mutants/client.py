@@ -147,7 +147,7 @@ CLIENT = (
     ),
     Mutant(
         "checkpoint-publishes-current-head",
-        "client/sync.py",
+        "client/logread.py",
         '"head": log.heads[str(boundary)]',
         '"head": log.head',
         "Checkpoint record: data `{v: 1, d: <device_id>, seq: number, head: string}` ... "
@@ -155,7 +155,7 @@ CLIENT = (
     ),
     Mutant(
         "checkpoint-slot-from-member-id",
-        "client/sync.py",
+        "client/logread.py",
         "slot = checkpoint_record_id(epoch1, device.device_id)",
         "slot = checkpoint_record_id(epoch1, device.member_id)",
         "Derived values: 'Checkpoint record ID: HMAC of the device ID under HKDF(epoch-1 "

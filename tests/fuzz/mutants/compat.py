@@ -18,9 +18,9 @@ COMPAT = (
     ),
     Mutant(
         "missing-log-route-alarms",
-        "client/sync.py",
-        "            _save_log(device, graph_id, unverified(log))\n            return",
-        '            _save_log(device, graph_id, log.alarmed("no log route"))\n            return',
+        "client/logread.py",
+        "            save_log(device, graph_id, unverified(log))\n            return",
+        '            save_log(device, graph_id, log.alarmed("no log route"))\n            return',
         "Versioning rule 3: 'A relay without the log route makes a client report log status "
         "`unverified`, not an accusation.'",
     ),

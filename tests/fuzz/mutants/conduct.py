@@ -259,7 +259,7 @@ ACTS = (
     ),
     Mutant(
         "yield-waits-for-the-poll",
-        "client/sync.py",
+        "client/paging.py",
         '    device.emit("sync.stopped", graph_id, route=route, reason="run-budget")\n'
         "    device.wake()",
         '    device.emit("sync.stopped", graph_id, route=route, reason="run-budget")',
