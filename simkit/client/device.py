@@ -100,6 +100,9 @@ class Device(Pins, Status, Ceremonies):
         self._written = False
         self._runs = 0  # sync runs started by ``run``: the poll timer skips a busy interval
         self._checked: dict[tuple[str, str], int] = {}
+        # graph -> the highest seq of an op a pull served since boot: every op served is
+        # a write the relay logged, so the log's ``head`` is never below it (F41)
+        self.served_top: dict[str, int] = {}
         self.share: tuple[int, float] | None = None  # (start, ms): a graph's part of a run
         # (storage key, record) -> (queued record, epoch, op): a queued write is sealed
         # and signed once, not again on every push attempt (memory only: a restart

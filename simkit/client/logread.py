@@ -109,8 +109,9 @@ async def verify_log(device, graph_id: str) -> None:
             save_log(device, graph_id, unverified(log))
             return
         answer = response.json()
-        if answer["head"] < log.last_seq:
-            log = log.alarmed(f"log head {answer['head']} is below entry {log.last_seq} it served")
+        top = max(log.last_seq, device.served_top.get(graph_id, 0))
+        if answer["head"] < top:  # the log lacks an entry it served, or an op's write (F41)
+            log = log.alarmed(f"log head {answer['head']} is below seq {top} it served")
             break
         if answer["oldest"] > after + 1:  # pruned past what the device folded: anchor,
             log = folded(log, entries, read, waiting, False)  # once what it read is judged (F40)

@@ -266,6 +266,8 @@ async def pull(device, graph_id: str, sub_key: str, sub: dict) -> tuple[int, int
         answer = response.json()
         device.note_epoch(graph_id, answer.get("epoch"))
         note_counter(device, graph_id, answer["cursor"], "pull answer", page=answer["more"])
+        top = max((op["seq"] for op in answer["ops"]), default=0)
+        device.served_top[graph_id] = max(device.served_top.get(graph_id, 0), top)
         newest = max((op["rev"] for op in answer["ops"]), default=0)
         needs_roster = answer["ops"] and device.roster(graph_id, newest) is None
         if needs_roster and await keyops.roster_or_defer(device, graph_id, cursor) is None:

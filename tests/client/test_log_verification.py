@@ -407,3 +407,29 @@ async def test_check1_a_contradiction_read_before_the_log_is_pruned_under_the_re
     await b1.sync("g:team")
     assert b1.graph_status("g:team").log == "alarm"
     assert "'hidden'" in next(e for e in b1.events if e.kind == "log.alarm").fields["reason"]
+
+
+@virtual
+async def test_a_log_head_below_an_op_the_pull_served_latches_alarm():
+    """F41 (docs/findings.md): a relay rolled back its log for b1 (head 0, no entries)
+    after its pull had served ops at seqs 1 to 3. "`head` is the highest seq in the log",
+    and the relay logs every write it stores: the log contradicts the pull. b1 folded
+    the empty page as if seqs 1 to 3 were spent, and its chain then differed from every
+    peer's at the next boundary; it now alarms on the page itself."""
+    world = World()
+    rolled_back = {"on": False}
+
+    def edit(request, body):
+        if rolled_back["on"] and request.path.endswith("/log"):
+            body.update(entries=[], cursor=0, head=0, oldest=0, more=False)
+        return body
+
+    a1, b1 = await team(world, *PAIR, transports={"b1": Tampering(world.relay, edit)})
+    for i in range(3):
+        a1.put("g:team", f"n{i}", "note", {"i": i})
+    await a1.sync("g:team")
+    rolled_back["on"] = True
+    await b1.sync("g:team")
+    assert b1.graph_status("g:team").log == "alarm"
+    reason = next(e for e in b1.events if e.kind == "log.alarm").fields["reason"]
+    assert reason.startswith("log head 0 is below seq")

@@ -50,9 +50,10 @@ class ReadsMissingLogAsEmpty(Device):
 
     async def request(self, method, path, body=None, query=None, raw=None, headers=None):
         response = await super().request(method, path, body, query, raw, headers)
-        if path.endswith("/log") and response.status == 404:
-            empty = {"entries": [], "cursor": int(query["after"]), "more": False}
-            return json_response(200, {**empty, "head": 0, "oldest": 0})
+        if path.endswith("/log") and response.status == 404:  # empty up to all it served
+            head = max(int(query["after"]), self.served_top.get(path.split("/")[2], 0))
+            empty = {"entries": [], "cursor": head, "more": False}
+            return json_response(200, {**empty, "head": head, "oldest": 0})
         return response
 
 

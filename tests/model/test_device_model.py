@@ -541,3 +541,35 @@ def test_the_queue_a_queued_write_is_the_version_held(dequeued, found):
         Changes(held={(SK, "r0"): theirs}, queued=queue, cursors={("g:team", (), ()): 1}), CLOCK
     )
     assert rules(m) == found
+
+
+@pytest.mark.parametrize(("age_s", "found"), [(10, []), (60, ["client rule 6"])])
+def test_client_rule_2_a_roster_read_more_than_recheck_s_before_an_op_cannot_vouch_for_it(
+    age_s, found
+):
+    """docs/client.md, "The roster cache": a roster is kept for ``recheck_s`` (30 s); an
+    op that comes later is judged under a roster read again (F12), or waits (rule 6)."""
+    m = model()
+    keyed(m)
+    rostered(m)  # read at T0 by the device's clock
+    rec = record("r1", T0)
+    answer = {"ops": [op(rec, 1)], "cursor": 1, "more": False, "epoch": 1}
+    later = itertools.repeat(T0 + age_s * 1000).__next__
+    m.received("t", request("GET", "/graphs/g:team/pull", after=0), ok(answer), 2.0, later)
+    m.committed(Changes(held={(SK, "r1"): rec}, cursors={("g:team", (), ()): 1}), later)
+    assert rules(m) == found
+
+
+@pytest.mark.parametrize(("head", "found"), [(0, []), (1, ["log status"])])
+def test_log_status_a_log_head_below_an_op_served_is_a_contradiction(head, found):
+    """F41 (docs/findings.md): "`head` is the highest seq in the log" and the relay logs
+    every write it stores, so a log page whose head is below an op a pull served (a
+    relay rolled back) founds the alarm."""
+    m = model()
+    keyed(m)
+    rostered(m)
+    pulled(m, [op(record("r1", T0), 1)])
+    page = {"entries": [], "cursor": head, "more": False, "head": head, "oldest": head}
+    m.received("t", request("GET", "/graphs/g:team/log", after=0), ok(page), 2.0, CLOCK)
+    m.committed(Changes(logs={SK: LogView("alarm")}), CLOCK)
+    assert [r for r in rules(m) if r == "log status"] == found

@@ -13,12 +13,14 @@ ROSTERS_KEPT = 8  # per graph: enough to cover a page's whole processing window
 
 @attrs.define
 class Served:
-    """An op as a pull answer served it to one subscription, and when (the model's tick)."""
+    """An op as a pull answer served it to one subscription, and when (the model's tick,
+    and the device's clock in ms)."""
 
     op: dict
     sub: Subscription
     tick: int
     boot: int
+    clock: int | None = None
 
 
 @attrs.define
@@ -67,8 +69,10 @@ class Graph:
     served_by_record: dict[str, list[Served]] = attrs.Factory(lambda: defaultdict(list))
     bounds: dict[Subscription, int] = attrs.Factory(dict)  # the furthest cursor served
     counter: int = 0  # the highest cursor any answer gave: the relay's counter is at least
+    top_served: int = 0  # the highest seq of an op any pull served: a logged write (F41)
     whole: set[int] = attrs.Factory(set)  # unfiltered cursors an exhausted pull reached
     rosters: list[tuple[int, int, dict]] = attrs.Factory(list)  # (tick, boot, entries)
+    roster_clocks: dict[int, int] = attrs.Factory(dict)  # tick -> the device's clock then
     keygaps: dict = attrs.Factory(dict)  # the last keygaps answer's entries
     pushes: list[tuple[int, int, int, dict]] = attrs.Factory(list)  # (tick, n, sent, answer)
     settled: dict[str, str | None] = attrs.Factory(dict)  # record -> reason refused (None: ok)

@@ -28,10 +28,12 @@ class LogSeen:
     def contradiction(self, what: str) -> None:
         self.contradictions.append(what)
 
-    def read(self, after: int, answer: dict, tick: int = 0) -> None:
+    def read(self, after: int, answer: dict, tick: int = 0, top_served: int = 0) -> None:
         """One log page, read from ``after``. A page whose ``oldest`` is above
         ``after + 1`` tells nothing of the entries below ``oldest``: the log was pruned
-        past the reader, or those seqs were spent (Log verification status)."""
+        past the reader, or those seqs were spent (Log verification status). Its ``head``
+        (the highest seq in the log) is never below an op a pull served (``top_served``):
+        the relay logs every write it stores (F41)."""
         entries = answer.get("entries")
         if not isinstance(entries, list):
             return
@@ -48,8 +50,8 @@ class LogSeen:
             return
         head = answer.get("head")
         highest = max(self.entries, default=0)
-        if isinstance(head, int) and head < highest:
-            self.contradiction(f"log head {head} is below entry {highest} it served")
+        if isinstance(head, int) and head < max(highest, top_served):
+            self.contradiction(f"log head {head} is below seq {max(highest, top_served)} served")
         if pruned:  # the page tells nothing below the kept log
             after = oldest - 1
         end = seqs[-1] if seqs else after

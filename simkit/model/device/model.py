@@ -298,7 +298,7 @@ class DeviceModel(
         if route in ("push", "pull", "get_keys", "keygaps", "put_keys") and is_count(shown):
             graph.shown_epoch = max(graph.shown_epoch, shown)
         if route == "pull":
-            self._pulled(graph, request, answer)
+            self._pulled(graph, request, answer, clock())
             ops = answer.get("ops") if isinstance(answer.get("ops"), list) else []
             lacking = {op["e"] for op in ops if isinstance(op, dict) and is_count(op.get("e"))}
             # lacking: neither kept nor served to it in a wrap it opens (a keys answer to
@@ -323,10 +323,13 @@ class DeviceModel(
                 if route == "roster":
                     kept = graph.rosters[-ROSTERS_KEPT + 1 :]
                     graph.rosters = [*kept, (self.tick, self.boot, found)]
+                    graph.roster_clocks = {t: graph.roster_clocks[t] for t, _, _ in kept}
+                    graph.roster_clocks[self.tick] = clock()
                 else:
                     graph.keygaps = found
         elif route == "log":
-            graph.log.read(as_int(request.query.get("after"), 0), answer, self.tick)
+            after = as_int(request.query.get("after"), 0)
+            graph.log.read(after, answer, self.tick, graph.top_served)
 
     def lost(self, task: object, request, now: float) -> None:
         """The request or its answer was lost on the network: client rule 10 retries it."""

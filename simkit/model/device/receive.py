@@ -11,6 +11,8 @@ from simkit.model.device.wire import as_int, at_text, gid, is_count
 
 ACCEPT, REFUSE, EITHER, UNDECIDED = "accept", "refuse", "either", "undecided"
 
+ROSTER_SLACK_MS = 2000  # the model reads the clock as the page comes, the device as it checks
+
 
 class ReceiveRules:
     """What ``DeviceModel`` judges of what the device receives: the served ops it must
@@ -31,7 +33,7 @@ class ReceiveRules:
                 graph.sk,
             )
 
-    def _pulled(self, graph: Graph, request, answer: dict) -> None:
+    def _pulled(self, graph: Graph, request, answer: dict, clock_ms: int | None = None) -> None:
         query = request.query
         sub = _subscription(request.path, query.get("kinds", ""), query.get("shards", ""))
         ops = answer.get("ops") if isinstance(answer.get("ops"), list) else []
@@ -47,8 +49,9 @@ class ReceiveRules:
         if isinstance(cursor, int):  # the page speaks for (after, cursor], whether or not
             end = max(end, cursor)  # it says more (a withholding relay's cursor runs ahead)
         self._forget_served(graph, sub, after, end)
+        graph.top_served = max([graph.top_served, *(op["seq"] for op in ops)])
         for op in ops:
-            served = Served(op, sub, self.tick, self.boot)
+            served = Served(op, sub, self.tick, self.boot, clock_ms)
             if op["seq"] not in graph.served:
                 bisect.insort(graph.served_seqs, op["seq"])
             graph.served.setdefault(op["seq"], []).append(served)
@@ -225,9 +228,15 @@ class ReceiveRules:
 
     def _rosters(self, graph: Graph, item: Served) -> list[tuple[int, dict]]:
         """The rosters the device could have judged ``item`` with: the newest it had
-        received this boot when the op came, and every one received since."""
+        received this boot when the op came, while fresh then (docs/client.md, "The
+        roster cache": read less than ``recheck_s`` before, on the device's clock; F12),
+        and every one received since."""
         window = [(t, r) for t, b, r in graph.rosters if b == item.boot and t > item.tick]
         earlier = [(t, r) for t, b, r in graph.rosters if b == item.boot and t < item.tick]
+        fresh_ms = self.app.recheck_s * 1000 + ROSTER_SLACK_MS
+        read = graph.roster_clocks.get(earlier[-1][0]) if earlier else None
+        if read is not None and item.clock is not None and item.clock - read >= fresh_ms:
+            earlier = []  # stale when the op came: the device reads the roster again
         return earlier[-1:] + window
 
     def _applied(self, graph: Graph, rid: str, old: dict | None, new: dict) -> None:
