@@ -82,6 +82,42 @@ def model_cost(examples: int) -> tuple[dict, dict]:
     return with_model, without
 
 
+CONDUCT_HOOKS = (  # issue 48's checks of the device model: what a device says and when
+    "_timing_sent", "_timing_failed", "_timing_answered", "_timing_ran", "_cadence_sent",
+    "_cadence_done", "_judge_quiet", "_status_judged", "_rereads_sent", "_rereads_keys",
+    "_says_trouble", "_says_answered", "_says_ran", "_says_followed", "_reason_true",
+    "_pruning",
+)  # fmt: skip
+
+
+def default_mix_without_conduct(seconds: float, seed: int, examples: int) -> dict:
+    """``default_mix_for`` with issue 48's checks made no-ops (in this fresh process
+    only): the device model only watches, so the examples and steps are the same."""
+    from simkit.model.device.model import DeviceModel
+    from simkit.sim.oracles import DeviceOracle
+
+    def skip(*args, **kwargs) -> None:
+        return None
+
+    for name in CONDUCT_HOOKS:
+        setattr(DeviceModel, name, skip)
+    DeviceOracle.said = skip
+    return default_mix_for(seconds, seed, examples)
+
+
+def conduct_cost(examples: int) -> tuple[dict, dict]:
+    """The same examples (seeds 1 to ``ROUNDS``) with issue 48's checks on and off, in
+    fresh processes taking turns: examples, steps and seconds summed per side."""
+    on: dict = {}
+    off: dict = {}
+    for r in range(ROUNDS):
+        for checks in (True, False) if r % 2 == 0 else (False, True):
+            fn = default_mix_for if checks else default_mix_without_conduct
+            got = isolated(fn, 3600.0, r + 1, examples)[0]
+            on, off = (_sum(on, got), off) if checks else (on, _sum(off, got))
+    return on, off
+
+
 def _extract(tmp: str, commit: str = BASELINE) -> bool:
     repo = Path(simkit.__file__).resolve().parents[1]
     archive = subprocess.run(
@@ -197,6 +233,10 @@ def run(quick: bool = False) -> list[BenchRow]:
         note = "the same seeds and example budgets, fresh processes taking turns"
         rows.append(BenchRow("fuzz", f"examples/s over {BEFORE} (default mix)",
                              before["seconds"] / after["seconds"], "x", note))  # fmt: skip
+    on, off = conduct_cost(10 if quick else 40)
+    rows.append(BenchRow("fuzz", "issue 48's checks: time on over off", on["seconds"] /
+                         off["seconds"], "x", "same examples both ways; goal <= 1.1 "
+                         f"({_note(on)} on)"))  # fmt: skip
     with_model, without = model_cost(10 if quick else 40)
     rows.append(BenchRow("fuzz", "steps/s, device model off", _rate(without), "/s",
                          _note(without)))  # fmt: skip

@@ -31,7 +31,11 @@ class Revocation(Invariant):
 
     Writes the thief stamps before the revocation (its clock is behind) pass the
     revoked-at check by design: the protocol cannot tell them from honest ones
-    (docs/findings.md, F3). They are counted in ``known``.
+    (docs/findings.md, F3). So does a write a device applied while a rolled-back or
+    forked relay served it a roster that hides the revocation: client rule 2 judges by
+    the roster the relay serves, and nothing else tells a device of a revocation
+    (docs/findings.md, F42; the device meets the rollback in its log). Both are
+    counted in ``known``.
     """
 
     name = "revocation"
@@ -61,7 +65,9 @@ class Revocation(Invariant):
                 if device_id == writer or slot.device is None:
                     continue
                 for held in slot.device.store.rows(f"records:{sk}").values():
-                    if held["data"] == data:
+                    if held["data"] == data and _revocation_hidden(world, device_id, writer):
+                        self.known.append(f"F42: {writer}'s revocation hidden from {device_id}")
+                    elif held["data"] == data:
                         out.append(
                             self.violation(
                                 world,
@@ -73,6 +79,19 @@ class Revocation(Invariant):
                             )
                         )
         return out
+
+
+def _revocation_hidden(world, device_id: str, writer: str) -> bool:
+    """Whether a malicious mode served ``device_id`` a second relay (a rollback, a
+    fork) on which ``writer`` is not revoked: its roster hides the revocation."""
+    for mode in world.adversary.modes_ever:
+        shadow = getattr(mode, "shadow", None)
+        if shadow is None or not mode.aims_at(device_id):
+            continue
+        entry = shadow.state.devices.get(writer)
+        if entry is not None and entry.revoked_at is None:
+            return True
+    return False
 
 
 def rotators(world, sk: str) -> list[str]:

@@ -116,3 +116,14 @@ def test_the_mutant_table_ratios_leave_out_what_neither_kills_and_name_perfect_s
     assert got["ratio_over_mutants_found"] == 2.0
     assert got["ratio_with_perfect_scaling"] == 80 / 70
     assert got["share_of_perfect_scaling"] == 1.0
+
+
+def test_the_conduct_checks_cost_is_measured_on_the_same_examples_both_ways():
+    """``simkit bench fuzz``'s issue-48 row: with the checks made no-ops (in a fresh
+    process) the world runs the very same examples and steps, so only time differs."""
+    from simkit.bench.fuzz import default_mix_for, default_mix_without_conduct
+
+    on = isolated(default_mix_for, 3600.0, 1, 3)[0]
+    off = isolated(default_mix_without_conduct, 3600.0, 1, 3)[0]
+    assert (on["examples"], on["steps"]) == (off["examples"], off["steps"]) == (3, on["steps"])
+    assert on["steps"] > 0
