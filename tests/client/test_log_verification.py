@@ -433,3 +433,27 @@ async def test_a_log_head_below_an_op_the_pull_served_latches_alarm():
     assert b1.graph_status("g:team").log == "alarm"
     reason = next(e for e in b1.events if e.kind == "log.alarm").fields["reason"]
     assert reason.startswith("log head 0 is below seq")
+
+
+@virtual
+async def test_a_roster_key_that_does_not_import_is_excluded_from_a_rotation_not_a_crash():
+    """F43 (docs/findings.md): a relay served a1 a roster whose entry for a1 itself
+    carried a public key that does not import (3 bytes of `x`); a1's rotation wrapped
+    the new key to it and the exception crashed the device's run loop. Client rule 14
+    names every active device of the roster read, wrapped or excluded: one that cannot
+    be wrapped to is excluded (the gate never lets it through, its own entry included)."""
+    world = World()
+    malformed = {"on": False}
+
+    def edit(request, body):
+        if malformed["on"] and request.path.endswith("/devices"):
+            for entry in body["devices"]:
+                if entry["deviceId"] == "a1":
+                    entry["pubJwk"] = {**entry["pubJwk"], "x": "AAAA"}
+        return body
+
+    a1, _ = await team(world, *PAIR, transports={"a1": Tampering(world.relay, edit)})
+    malformed["on"] = True
+    await a1.rotate("g:team")  # no exception
+    graph = world.relay.state.graphs["g:team"]
+    assert graph.latest_epoch == 2 and "a1" not in graph.wraps[2] and "b1" in graph.wraps[2]
