@@ -3,10 +3,9 @@ granting gaps (linking), revoking. Every wrap to another device goes through the
 approval gate (client rule 14).
 """
 
-from simkit.client.approval import APPROVE, CONFLICTED, decide
+from simkit.client.approval import APPROVE, CONFLICTED, decide, fingerprint_of
 from simkit.client.transport import RelayUnavailable
-from simkit.errors import CryptoError, KeyFormatError
-from simkit.protocol.keys import import_public_jwk
+from simkit.errors import CryptoError
 from simkit.protocol.wrap import unwrap_graph_key, wrap_graph_key
 
 MINT_ATTEMPTS = 4  # a roster can change between reading it and posting a new epoch
@@ -117,14 +116,10 @@ def _approved_every_holder(device, current: dict[str, dict], lacking: set[str]) 
 
 def gate(device, graph_id: str, entry: dict) -> bool:
     """The approval gate: should this device's key triple receive a wrap? Never when
-    its public key does not import (a malformed roster or key gaps answer): it is named
-    in ``excluding`` instead, and nothing is wrapped to it (F43)."""
-    try:
-        import_public_jwk(entry["pubJwk"])
-    except (KeyFormatError, KeyError, TypeError):
-        return False
+    its keys are malformed (``decide``), the device's own entry included: it is named in
+    ``excluding`` instead (F43)."""
     if entry["deviceId"] == device.device_id:
-        return True
+        return fingerprint_of(entry) is not None
     device.remember(entry)
     pin = device.pin(entry["deviceId"])
     decision = decide(pin, entry, device.config.approval_mode)
