@@ -45,6 +45,7 @@ class WorldDriver:
         self._stop: trio.Event | None = None
         self._error: BaseException | None = None  # what ended the world's run
         self.failure: BaseException | None = None  # the last exception raised from the world
+        self.busy = False  # a call is in the world (a snapshot refuses it: not quiescent)
         self._thread = threading.Thread(target=self._main, name="simkit-world", daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -82,7 +83,10 @@ class WorldDriver:
 
         async def step():
             self.clock.frozen = False  # the step may wait on the network or a timer
-            result = await async_fn(*args)
+            try:
+                result = await async_fn(*args)
+            finally:
+                self.clock.frozen = True  # a step that raised leaves time standing too
             await self._settle()
             return result
 
@@ -95,6 +99,15 @@ class WorldDriver:
             return fn(*args)
 
         return self.run(call)
+
+    def between_steps(self, fn, *args):
+        """Run a synchronous ``fn(*args)`` in the world's thread with time frozen and
+        nothing woken: the world stays exactly as it stands (``simkit.fuzz.snapshot``)."""
+
+        async def call():
+            return fn(*args)
+
+        return self._call(call)
 
     def advance(self, seconds: float) -> None:
         """Let ``seconds`` of virtual time pass."""
@@ -110,6 +123,7 @@ class WorldDriver:
             raise self.failure
         if not self._thread.is_alive():
             raise DriverError("the world is closed")
+        self.busy = True
         try:
             return trio.from_thread.run(async_fn, trio_token=self._token)
         except BaseException as exc:
@@ -120,6 +134,8 @@ class WorldDriver:
                 failure = self._error
             else:  # the step itself raised
                 failure = surfaced(exc, self._where())
+        finally:
+            self.busy = False
         self.failure = failure
         raise failure
 
