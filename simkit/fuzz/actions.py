@@ -381,6 +381,9 @@ class Adversary(Step):
     params: dict = attrs.field(factory=dict, validator=attrs.validators.instance_of(dict))
 
     def __attrs_post_init__(self) -> None:
+        if self.mode == "substitute-keys" and not isinstance(self.params.get("victim"), str):
+            raise StepError("adversary substitute-keys: params.victim must name the device "
+                            "whose keys the relay substitutes")  # fmt: skip
         what = self.params.get("what")
         if self.mode == "malform" and what not in ANSWER_MALFORMATIONS:
             near = difflib.get_close_matches(str(what), ANSWER_MALFORMATIONS, n=1)

@@ -169,17 +169,14 @@ def _forge(driver, step, index) -> None:
             stamped()
             request = op and ("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             if op is not None:
-                world.ledger.forge(sk, step.record, op["rev"], BROKEN[step.how])
+                world.ledger.forge(sk, op, BROKEN[step.how])
                 _forged(world, step, graph_id, op)
         if request is None:
             return
         try:
-            response = await slot.device.request(*request)
+            await slot.device.request(*request)
         except SimkitError as exc:
             world.note("event", step.device, name="app.forge-failed", detail=str(exc))
-            return
-        if op is not None:
-            _written_at(world, sk, op, response)
 
     driver.run(world.on_device, step.device, send)
 
@@ -213,20 +210,15 @@ def _malformed(driver, step, index) -> None:
             op, valid = made
             world.coverage.add([f"malformed {step.what}"])
             if not valid:
-                world.ledger.forge(sk, op["recordId"], op["rev"], f"it is malformed: {step.what}")
+                world.ledger.forge(sk, op, f"it is malformed: {step.what}")
                 _forged(world, step, graph_id, op)
             else:  # a record every receiver applies: another client's write, as ``newer``
                 world.note("event", step.device, name="other.write", graph=graph_id,
                            client=step.RULE, recordId=op["recordId"], rev=op["rev"])  # fmt: skip
             try:
-                response = await slot.device.request(
-                    "POST", f"/graphs/{graph_id}/push", {"ops": [op]}
-                )
+                await slot.device.request("POST", f"/graphs/{graph_id}/push", {"ops": [op]})
             except SimkitError as exc:
                 world.note("event", step.device, name="app.forge-failed", detail=str(exc))
-                return
-            if not valid:
-                _written_at(world, sk, op, response)
 
     driver.run(world.on_device, step.device, send)
 
@@ -240,14 +232,6 @@ def _behind(world, device, graph_id: str) -> bool:
     graph = graphs.get(device.storage_key(graph_id))
     held = device.keyring(graph_id).keys
     return graph is not None and graph.latest_epoch > max(held, default=0)
-
-
-def _written_at(world, sk: str, op: dict, response) -> None:
-    """A forged op the relay accepted: where it was written (the ``forgery`` invariant
-    judges each application of it). One op, accepted: the answer's cursor is its seq."""
-    answer = response.json() if response.status == 200 else None
-    if isinstance(answer, dict) and answer.get("accepted") == 1:
-        world.ledger.forged_seqs.add((sk, op["recordId"], op["rev"], answer.get("cursor")))
 
 
 def _other_client(driver, step, make) -> None:

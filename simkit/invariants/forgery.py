@@ -8,9 +8,9 @@ class Forgery(Invariant):
     """No device ever holds a record a non-conforming client forged (a bad envelope,
     the wrong slot or author, an unknown signer, a bad signature or ciphertext, data
     its schema refuses): client rule 2 says such records are skipped, never applied
-    best-effort. Judged as each record is applied (the forged op at the seq the relay
-    wrote it: a later write may replace it before the end) and at quiescence (every
-    held record). Holds whatever the relay does."""
+    best-effort. Judged as each record is applied (the forged op as a pull handed it to
+    the device, known by its ciphertext: an honest write can share its record, rev and
+    seq) and at quiescence (every held record). Holds whatever the relay does."""
 
     name = "forgery"
     observes = ("record.applied",)
@@ -24,7 +24,8 @@ class Forgery(Invariant):
         if slot is None:
             return ()
         sk, rid = storage_key(fields["graph"], slot.member), fields["recordId"]
-        if (sk, rid, fields["rev"], fields["seq"]) not in world.ledger.forged_seqs:
+        served = (event.actor, sk, rid, fields["rev"], fields["seq"])
+        if served not in world.ledger.forged_served:
             return ()
         self._seen.add((event.actor, rid))
         why = world.ledger.forged_why.get((sk, rid, fields["rev"]), "a forged record")

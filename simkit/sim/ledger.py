@@ -47,8 +47,12 @@ class Ledger:
     forged: set[tuple[str, str, int]] = attrs.Factory(set)
     # (storage key, record, rev) -> why a receiver must refuse it, in the spec's words
     forged_why: dict[tuple[str, str, int], str] = attrs.Factory(dict)
-    # (storage key, record, rev, seq) of each forged op the relay accepted, at its seq
-    forged_seqs: set[tuple[str, str, int, int]] = attrs.Factory(set)
+    # each forged op's ciphertext: it alone tells the op from an honest write of the same
+    # record made in the same millisecond (same rev) and given the same seq on another
+    # relay (a fork's or a rollback's shadow), which (record, rev, seq) cannot
+    forged_ciphertexts: set[str] = attrs.Factory(set)
+    # (device, storage key, record, rev, seq) of each forged op a pull handed a device
+    forged_served: set[tuple[str, str, str, int, int]] = attrs.Factory(set)
     # (storage key, epoch, device) a forged grant filled with a wrap nobody can open
     forged_grants: set[tuple[str, int, str]] = attrs.Factory(set)
     # (storage key, epoch) -> the devices the epoch was wrapped to when it was minted
@@ -71,11 +75,13 @@ class Ledger:
     # the monitor empties it after each check (what matters of it is the judges' to keep)
     served: list[tuple[str, str, str, int, int]] = attrs.Factory(list)
 
-    def forge(self, storage_key: str, record_id: str, rev: int, why: str) -> None:
-        """A non-conforming client pushed this version; ``why`` a receiver must refuse
-        it, in the spec's words."""
+    def forge(self, storage_key: str, op: dict, why: str) -> None:
+        """A non-conforming client pushed this op; ``why`` a receiver must refuse it,
+        in the spec's words."""
+        record_id, rev = op["recordId"], op["rev"]
         self.forged.add((storage_key, record_id, rev))
         self.forged_why[storage_key, record_id, rev] = why
+        self.forged_ciphertexts.add(op["c"])
 
     def forge_grant(self, storage_key: str, epoch: int, device_id: str) -> None:
         self.forged_grants.add((storage_key, epoch, device_id))
@@ -102,6 +108,11 @@ class Ledger:
             if isinstance(op, dict) and isinstance(op.get("rev"), int):
                 record = str(op.get("recordId"))
                 self.served.append((device_id, storage_key, record, op["rev"], trace_seq))
+                served = (device_id, storage_key, record, op["rev"], op.get("seq"))
+                if op.get("c") in self.forged_ciphertexts:
+                    self.forged_served.add(served)
+                else:  # the honest op it collided with, served later: what it applies now
+                    self.forged_served.discard(served)
 
     def read_log(self, device_id: str, storage_key: str, after: int) -> None:
         key = (device_id, storage_key)
