@@ -13,7 +13,7 @@ PACKAGE = Path(simkit.__file__).parent
 
 # ARCHITECTURE.md, "Layers": data and imports flow down this list, never up.
 LAYERS = (
-    "protocol", "relay", "client", "model", "sim", "invariants", "fuzz", "scenario",
+    "protocol", "relay", "client", "model", "sim", "invariants", "fuzz", "check", "scenario",
     "report", "campaign", "wire", "bench", "cli",
 )  # fmt: skip
 # Modules below every layer, importable from anywhere: errors, real time and entropy,

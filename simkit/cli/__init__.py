@@ -12,6 +12,7 @@ Importing this package registers every command on ``main``.
 
 from simkit.cli import (  # noqa: F401 (they register)
     campaigns,
+    checking,
     fuzzing,
     mutation,
     reviewing,

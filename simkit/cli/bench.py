@@ -9,7 +9,7 @@ from simkit.cli.app import debug_option, main
 from simkit.cli.terminal import echo_lines
 
 BENCH_GROUPS = ("crypto", "relay", "sim", "fuzz", "campaign")
-LONG_GROUPS = ("steering",)  # minutes each: only when asked for by name
+LONG_GROUPS = ("steering", "snapshots")  # minutes each: only when asked for by name
 
 
 @main.command()

@@ -48,6 +48,11 @@ scenarios unless the reviewer says so (``--time 0``)."""
     is_flag=True,
     help="Fuzz the change as a release rolled out from the base (docs/releases.md).",
 )
+@click.option(
+    "--check", "check_depth", type=click.IntRange(min=0, max=4), default=0, show_default=True,
+    help="Also run `simkit check` to this depth on each version (its default scope; "
+    "docs/checking.md): every short history, beside the fuzzing (0: none).",
+)  # fmt: skip
 @options.report("Write compare.md, compare.html, compare.json and any finding here (required).")
 @options.json("Also write the comparison's JSON here.")
 @options.jobs
@@ -59,6 +64,7 @@ def compare(
     seed: int,
     max_cost_growth: float,
     rollout: bool,
+    check_depth: int,
     report_dir: str | None,
     json_path: str | None,
     jobs: int | None,
@@ -100,7 +106,7 @@ def compare(
     status = Status()
     result = compare(
         scenarios, base, change, seconds=seconds, seed=seed, max_cost_growth=max_cost_growth,
-        rollout=rollout, progress=status.show, jobs=jobs or cores(),
+        rollout=rollout, progress=status.show, jobs=jobs or cores(), check_depth=check_depth,
     )  # fmt: skip
     status.end()
     page = write_comparison(result, report_dir, json_path)

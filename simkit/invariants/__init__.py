@@ -75,6 +75,13 @@ class Monitor:
         self._read = 0
         self._readers = observers
 
+    def relay_turned(self) -> None:
+        """The relay turned malicious mid-run: from now on only the invariants that
+        hold whatever the relay does judge (what ran before stands)."""
+        self.invariants = [inv for inv in self.invariants if not inv.honest_only]
+        for key, observing in list(self._observers.items()):
+            self._observers[key] = [inv for inv in observing if not inv.honest_only]
+
     @property
     def names(self) -> list[str]:
         return [inv.name for inv in self.invariants]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import attrs
 
+from simkit.check.scope import load_scope
+from simkit.check.search import CheckResult, check
 from simkit.fuzz.attribution import CAUSED, PRESENT
 from simkit.fuzz.runner import FuzzResult, fuzz
 from simkit.report.batch import in_order
@@ -26,7 +28,7 @@ from simkit.scenario.load import Scenario, load_scenario
 from simkit.scenario.run import ScenarioResult, run_scenario
 from simkit.sim.behaviours import NAMES
 from simkit.sim.exercise import Exercise
-from simkit.sim.variant import Variant
+from simkit.sim.variant import HONEST, Variant
 from simkit.sim.variants import load_variant
 
 EXCERPT = 3  # trace events shown before and after the first difference
@@ -108,6 +110,7 @@ class Comparison:
     fuzz: dict[str, FuzzResult | None] = attrs.Factory(dict)  # side -> result (None: not run)
     max_cost_growth: float = MAX_COST_GROWTH
     seed: int | None = None  # the fuzzing's
+    checks: dict[str, CheckResult] = attrs.Factory(dict)  # side -> ``--check K``'s result
 
     def cost_grew(self) -> list[str]:
         """Scenarios whose requests grew past the threshold, and the total."""
@@ -131,6 +134,8 @@ class Comparison:
         fuzzed = self.fuzz.get("change")
         if fuzzed is not None:
             ran.merge(fuzzed.exercise)
+        if "change" in self.checks:
+            ran.merge(self.checks["change"].exercise)
         if not ran.changed and self.change.variant != self.base.variant:
             ran.changed = True  # a change that the runs never saw differ
         return ran
@@ -164,6 +169,10 @@ class Comparison:
             and (change.attribution is None or change.attribution.verdict == CAUSED)
         ):  # a failure the base has too on the same steps is no regression of the change
             out.append(f"fuzz: caused by the change: {_first_line(change.failure)}")
+        checked = self.checks.get("change")
+        whose = checked and checked.attribution and checked.attribution.verdict
+        if whose == CAUSED:  # as the fuzzing's: the change's own, not the base's or stack's
+            out.append(f"check: caused by the change: {checked.verdict()}")
         return out
 
     @property
@@ -181,6 +190,11 @@ class Comparison:
         if change is not None:
             out += [f"fuzz of the change, {PRESENT}: {f.attribution.broke}"
                     for f in change.base_findings]  # fmt: skip
+        for side, checked in sorted(self.checks.items()):
+            if side == "base" and checked.failure is not None:
+                out.append(f"check of the base: {checked.verdict()}")
+            out += [f"check of the {side}, {PRESENT}: {f.attribution.broke}"
+                    for f in checked.base_failures]  # fmt: skip
         return out
 
     @property
@@ -215,12 +229,14 @@ def compare(
     rollout: bool = False,
     progress: Callable[[str], None] = lambda line: None,
     jobs: int = 1,
+    check_depth: int = 0,
 ) -> Comparison:
     """Each scenario under both versions (each run's trace kept in memory while the
     pair is compared), then ``seconds`` of seeded fuzzing on each (0: none);
     ``rollout``: the change's fuzzing is a release from the base (docs/releases.md).
     ``jobs``: processes to run the pairs (and the two fuzz runs) on; the comparison is
-    the same whatever their number."""
+    the same whatever their number. ``check_depth``: also ``simkit check`` each version
+    to that depth (its default scope), a proof within bounds beside the fuzzing."""
     result = Comparison(base, change, max_cost_growth=max_cost_growth, seed=seed)
     pairs = in_order(pair_of, [(str(s.path), s.spec.seed, base.ref, change.ref)
                                for s in scenarios], jobs)  # fmt: skip
@@ -234,7 +250,18 @@ def compare(
         result.fuzz = dict(zip(("base", "change"), in_order(fuzz_side, runs, jobs), strict=True))
     else:
         result.fuzz = {"base": None, "change": None}
+    if check_depth:
+        progress(f"checking each version to depth {check_depth}")
+        runs = [(side.ref, base.ref, check_depth) for side in (base, change)]
+        result.checks = dict(zip(("base", "change"), in_order(check_side, runs, jobs), strict=True))
     return result
+
+
+def check_side(job: tuple[str, str, int]) -> CheckResult:
+    """One version checked to a depth over the default scope, in one process."""
+    ref, base_ref, depth = job
+    variant = None if load_variant(ref) == HONEST else ref
+    return check(load_scope(), depth, variant=variant, against=base_ref)
 
 
 def pair_of(job: tuple[str, int, str, str]) -> Pair:
@@ -351,6 +378,7 @@ def to_json(c: Comparison) -> dict:
             }
             for side, r in c.fuzz.items()
         },
+        "check": {side: r.to_json() for side, r in c.checks.items()},
     }
 
 
@@ -392,7 +420,11 @@ def tables(c: Comparison, only_changed: bool = False) -> list[Table]:
         )
         for side, r in c.fuzz.items()
         if r is not None
-    ]
+    ] + [
+        (f"{side}: check to depth {r.depth}", f"{r.sequences:,} sequences, {r.states:,} states",
+         r.verdict() + (f" [{r.attribution.verdict}]" if r.attribution else ""))
+        for side, r in c.checks.items()
+    ]  # fmt: skip
     total = c.total_growth()
     reached = [_reached(c.pairs, side) for side in ("base", "change")]
     requests = (
@@ -507,4 +539,7 @@ def write_comparison(c: Comparison, folder: str | Path, json_path: str | Path | 
     for side, r in c.fuzz.items():
         if r is not None and r.reproducer is not None:
             r.reproducer.write(folder / f"finding-{side}.json")
+    for side, r in c.checks.items():
+        if r.reproducer is not None:
+            r.reproducer.write(folder / f"finding-check-{side}.json")
     return folder / "compare.html"

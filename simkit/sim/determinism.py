@@ -10,6 +10,7 @@ on, seed ``_r`` from the world's seed, and put both back afterwards.
 
 import contextlib
 import gc
+import hashlib
 import random
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
@@ -68,6 +69,11 @@ def deterministic_trio(seed: Seed) -> Iterator[None]:
     finally:
         setattr(run, _FLAG, previous_flag)
         run._r.setstate(previous_state)
+
+
+def scheduler_state() -> str:
+    """A digest of where Trio's seeded shuffle stands (``simkit.check.digest``)."""
+    return hashlib.sha256(repr(_trio_run_module()._r.getstate()).encode()).hexdigest()
 
 
 @contextlib.contextmanager

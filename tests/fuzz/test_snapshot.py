@@ -15,7 +15,7 @@ from tests.fuzz.test_reproducers import CORPUS
 # ceremonies, malicious relays) and many steps each
 CASES = [
     p for p in CORPUS if Reproducer.load(p).variant is None and Reproducer.load(p).base is None
-][::4]
+][::6]
 
 
 def _rest(driver, monitor, steps, first):

@@ -153,3 +153,16 @@ def test_compare_fuzzes_each_side_for_a_minute_unless_told_otherwise():
 
     done = CliRunner().invoke(main, ["compare", "--help"])
     assert FUZZ_S == 60 and "[default: 60.0;" in " ".join(done.output.split())
+
+
+def test_compare_check_runs_every_short_history_on_each_version_and_names_the_change(tmp_path):
+    args = ["--variant", "tests.fuzz.variants:log_loser", "scenarios/bootstrap.toml"]
+    done, data, out = compare(tmp_path, *args, "--check", "1")
+    assert done.exit_code == 1, done.output
+    base, change = data["check"]["base"], data["check"]["change"]
+    assert base["completed"] == 1 and base["finding"] is None
+    assert change["finding"]["attribution"]["verdict"] == "caused by the change"
+    assert change["finding"]["steps"][0]["rule"] == "concurrent"
+    assert any(r.startswith("check: caused by the change") for r in data["regressed"])
+    assert (out / "finding-check-change.json").exists()
+    assert "change: check to depth 1" in (out / "compare.md").read_text()

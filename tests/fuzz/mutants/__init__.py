@@ -39,6 +39,7 @@ __all__ = [
     "EXCUSES",
     "RELAY",
     "SAYS",
+    "check_mutant",
     "collect",
     "fuzz_mutant",
 ]
@@ -52,6 +53,18 @@ def fuzz_mutant(
     args = ["fuzz", "--time", str(seconds), "--seed", str(seed), "--shrink-time", "0"]
     args += ["--workers", str(workers)]
     return run_mutated(mutant, into, [*args, "--out", str(into / "repro.json")], timeout)
+
+
+def check_mutant(
+    mutant: Mutant, into: Path, *, depth: int, timeout: float, workers: int = 1,
+    seconds: float | None = None,
+) -> subprocess.CompletedProcess:  # fmt: skip
+    """``simkit check --depth K --workers N`` (default scope) on a copy of simkit with
+    ``mutant`` applied; reproducer in ``into/repro.json``, figures in ``into/check.json``."""
+    args = ["check", "--depth", str(depth), "--workers", str(workers)]
+    args += ["--out", str(into / "repro.json"), "--json", str(into / "check.json")]
+    args += [] if seconds is None else ["--time", str(seconds)]
+    return run_mutated(mutant, into, args, timeout)
 
 
 CLIENT_ALL = CLIENT + CLIENT_CLAUSES

@@ -1,0 +1,62 @@
+"""``python -m tests.fuzz.mutants.check_table DEPTH OUT.jsonl [SET] [SECONDS]``: run
+``simkit check --depth DEPTH --workers 2`` on each mutant of a set (default: ALL), one
+at a time, and append one JSON line per mutant: killed or not, the check's seconds, the
+depth of the failing sequence and what broke (docs/checking.md, "Mutants"). DEPTH 0
+runs ``simkit fuzz --time 60 --seed 1 --shrink-time 0 --workers 2`` instead, the
+search it is set beside."""
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import tests.fuzz.mutants as sets
+from simkit.fuzz.mutants import run_mutated
+from tests.fuzz.mutants import check_mutant
+
+FUZZ = ["fuzz", "--time", "60", "--seed", "1", "--shrink-time", "0", "--workers", "2"]
+
+
+def main(depth: int, out: Path, chosen: str = "ALL", seconds: float | None = None) -> None:
+    done = set()
+    if out.exists():
+        done = {json.loads(line)["mutant"] for line in out.read_text().splitlines() if line}
+    for mutant in getattr(sets, chosen):
+        if mutant.name in done:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            began = time.monotonic()
+            if depth:
+                run = check_mutant(mutant, Path(tmp), depth=depth, timeout=3600, workers=2,
+                                   seconds=seconds)  # fmt: skip
+            else:
+                run = run_mutated(mutant, Path(tmp), [*FUZZ, "--json", f"{tmp}/check.json"], 600)
+            wall = time.monotonic() - began
+            figures = Path(tmp, "check.json")
+            data = json.loads(figures.read_text()) if figures.exists() else None
+        if data and not depth:  # fuzz: the time to the first violation, the examples run
+            found = data["finding"]
+            data = {"seconds": found["found_after"] if found else data["seconds"],
+                    "finding": found and {"depth": found["first_steps"], "violations": [
+                        {"invariant": found["failure"].split("]")[0].strip("[")}]},
+                    "completed": None, "sequences": data["examples"]}  # fmt: skip
+        finding = data and data["finding"]
+        broke = None
+        if finding:
+            broke = finding["violations"][0]["invariant"] if finding["violations"] else "crash"
+        row = {
+            "mutant": mutant.name, "exit": run.returncode, "killed": bool(finding),
+            "seconds": data and data["seconds"], "wall": round(wall, 1),
+            "depth": finding and finding["depth"], "broke": broke,
+            "completed": data and data["completed"], "sequences": data and data["sequences"],
+            "error": None if data else run.stderr[-400:],
+        }  # fmt: skip
+        with out.open("a") as lines:
+            lines.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), Path(sys.argv[2]), *(sys.argv[3:4] or ["ALL"]),
+         *(float(a) for a in sys.argv[4:5]))  # fmt: skip
