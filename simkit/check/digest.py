@@ -15,6 +15,8 @@ state could differ under one digest (docs/checking.md, "Reductions").
 import hashlib
 import json
 
+from simkit.sim.determinism import scheduler_state
+
 
 def state_digest(world) -> str:
     slots = {
@@ -42,7 +44,6 @@ def state_digest(world) -> str:
 
 def _draws(world) -> dict:
     """How far each random source of the world has been drawn."""
-    from simkit.sim.determinism import scheduler_state
 
     def drawn(source) -> list | None:
         counter = getattr(source, "_counter", None)

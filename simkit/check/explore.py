@@ -16,9 +16,9 @@ import os
 import attrs
 
 from simkit.check.digest import state_digest
-from simkit.check.scope import Scope, malicious
+from simkit.check.scope import Scope
 from simkit.errors import describe
-from simkit.fuzz.actions import StepError
+from simkit.fuzz.actions import StepError, turns_malicious
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.snapshot import copy_world
 from simkit.fuzz.steps import apply_step
@@ -169,7 +169,7 @@ class _Explorer:
 
     @staticmethod
     def do_step(driver, monitor, step, index: int) -> None:
-        if malicious(step):
+        if turns_malicious(step):
             monitor.relay_turned()
         apply_step(driver, step, index)
 
@@ -177,24 +177,28 @@ class _Explorer:
         world = driver.world
         if not applies(world, self.scope.alphabet[sequence[-1]]):
             return Judged(sequence, None)
+
+        def judged(digest, violations=(), **more) -> Judged:
+            # how often the change ran: only a change's check needs it (not the hot path's)
+            ran = None if self.variant is HONEST else exercise_of(world)
+            return Judged(sequence, digest, _json(violations), exercise=ran, **more)
+
         try:
             self.do(driver, monitor, sequence[-1], len(sequence) - 1)
         except StepError:
             return Judged(sequence, None)  # the letter does not apply after this prefix
         except Exception as exc:
-            return Judged(sequence, None, error=describe(exc), exercise=exercise_of(world))
+            return judged(None, error=describe(exc))
         violations = monitor.step(world)
         digest = state_digest(world)
         if violations:
-            return Judged(sequence, digest, _json(violations), exercise=exercise_of(world))
+            return judged(digest, violations)
         try:
             driver.run(world.quiesce)
         except Exception as exc:
-            return Judged(sequence, digest, error=describe(exc), at_quiescence=True,
-                          exercise=exercise_of(world))  # fmt: skip
+            return judged(digest, error=describe(exc), at_quiescence=True)
         violations = monitor.final(world)
-        return Judged(sequence, digest, _json(violations), at_quiescence=bool(violations),
-                      exercise=exercise_of(world))  # fmt: skip
+        return judged(digest, violations, at_quiescence=bool(violations))
 
 
 FAULTS = ("crash", "restart", "partition", "jump", "adversary")

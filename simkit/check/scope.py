@@ -30,7 +30,7 @@ from pathlib import Path
 import attrs
 
 from simkit.errors import InputError
-from simkit.fuzz.actions import Adversary, Merge, Steal, Step, StepError, parse_step
+from simkit.fuzz.actions import Step, StepError, parse_step
 from simkit.fuzz.params import ParamsError, WorldParams
 from simkit.fuzz.reproducer import check_actors
 
@@ -67,12 +67,6 @@ class Scope:
             except StepError as exc:
                 raise ScopeError(f"{name}: the scope's {exc}") from None
         return scope
-
-
-def malicious(step: Step) -> bool:
-    """Whether a step makes the relay malicious (its sequence is judged from then on by
-    the invariants that hold whatever the relay does, as a reproducer's replay is)."""
-    return isinstance(getattr(step, "ceremony", step), Adversary | Merge | Steal)
 
 
 def load_scope(path: str | Path | None = None) -> Scope:

@@ -18,7 +18,8 @@ from pathlib import Path
 import attrs
 
 from simkit.check.explore import Judged, Share, ShareResult, explore
-from simkit.check.scope import Scope, malicious, mentions
+from simkit.check.scope import Scope, mentions
+from simkit.fuzz.actions import turns_malicious
 from simkit.fuzz.attribution import PRESENT, Attribution, attributed
 from simkit.fuzz.reproducer import Reproducer
 from simkit.fuzz.snapshot import available
@@ -94,10 +95,9 @@ class CheckResult:
     variant: str | None = None
     interrupted: bool = False  # Ctrl-C stopped it
     exhausted: bool = False  # a depth reached no new state: every deeper one is covered
-    # under a change: failing sequences the base has too (never extended), and how they
-    # fail (the first of each kind is replayed on the base; the rest are counted)
+    # under a change: failing sequences the base has too (never extended; the first of
+    # each kind is replayed on the base, the rest are counted)
     base_failing: int = 0
-    present: set[str] = attrs.Factory(set)
 
     @property
     def completed(self) -> int:
@@ -210,86 +210,96 @@ def check(
     """Judge every sequence of up to ``depth`` letters of ``scope`` (within ``seconds``),
     on ``pool`` (``submit``-ting shares: a local pool or a Dask cluster) or here. A
     failure under ``variant`` is replayed on the base (``against``: that version, as
-    ``simkit compare --base`` names it; else the protocol as specified)."""
+    ``simkit compare --base`` names it; else the protocol as specified). ``stop_file``: a
+    path the workers can see that outlives ``pool`` (its shares stop at their next
+    sequence once it exists: after a failure, or Ctrl-C)."""
     start = wall_clock()
-    deadline = None if seconds is None else epoch_ms() / 1000 + seconds
     if not available():  # no fork here: every sequence is replayed from a fresh world
         reductions = attrs.evolve(reductions, snapshots=False)
-    result = CheckResult(scope, depth, reductions, workers, variant=variant)
-    stop = Path(stop_file) if stop_file is not None and variant is None else None
+    search = _Search(
+        CheckResult(scope, depth, reductions, workers, variant=variant),
+        variant, base, against, pool,
+        deadline=None if seconds is None else epoch_ms() / 1000 + seconds,
+        stop=None if stop_file is None else Path(stop_file),
+    )  # fmt: skip
     try:
-        _levels(result, scope, depth, workers, pool, variant, base, against, deadline,
-                progress, stop)  # fmt: skip
+        search.levels(progress)
     except KeyboardInterrupt:  # Ctrl-C: what completed before it stands
-        result.interrupted = True
-        if stop is not None:
-            stop.touch()
-    result.seconds = wall_clock() - start
-    return result
+        search.result.interrupted = True
+        search.stopping()
+    search.result.seconds = wall_clock() - start
+    return search.result
 
 
-def _levels(result, scope, depth, workers, pool, variant, base, against, deadline, progress,
-            stop):  # fmt: skip
-    """Depth after depth, until ``depth``, a failure, the deadline, or nothing to extend;
-    ``stop``: the file that tells the workers' shares a failure was found."""
-    reductions, seen = result.reductions, set()
-    symmetry = _Symmetry(scope) if reductions.symmetry else None
-    frontier: list[tuple[int, ...]] = [()]
-    for d in range(1, depth + 1):
-        level = Level(d)
-        result.levels.append(level)
-        began = wall_clock()
-        jobs = _extensions(frontier, len(scope.alphabet), symmetry, level)
-        common = (
-            variant,
-            base,
-            reductions.snapshots,
-            deadline,
-            variant is None,
-            stop and str(stop),
-        )
-        parts = _split(jobs, _parts(level.planned, workers))
-        shares = [Share(scope, part, *common) for part in parts]
-        frontier = []
-        reading = _Level(result, level, seen, frontier, reductions, variant, base, against)
-        for share_result in _run(shares, pool, reading):
-            reading.read(share_result)
-            if result.failure is not None and stop is not None:
-                stop.touch()  # the shares still running stop at their next sequence
+@attrs.define
+class _Search:
+    """One check's run: its settings, and what it has seen so far across depths (the
+    states' digests, the ways the base fails too)."""
+
+    result: CheckResult
+    variant: str | None
+    base: str | None
+    against: str | None
+    pool: object
+    deadline: float | None  # epoch seconds
+    stop: Path | None  # the file that tells the workers' shares to stop
+    seen: set[str] = attrs.Factory(set)
+    present: set[str] = attrs.Factory(set)  # kinds of failure the base has too
+    cut: bool = False  # a share met the deadline
+
+    def stopping(self) -> None:
+        if self.stop is not None:
+            self.stop.touch()  # the shares still running stop at their next sequence
+
+    def levels(self, progress) -> None:
+        """Depth after depth, until the depth asked for, a failure, the deadline, or
+        nothing new to extend."""
+        result, scope = self.result, self.result.scope
+        symmetry = _Symmetry(scope) if result.reductions.symmetry else None
+        frontier: list[tuple[int, ...]] = [()]
+        for d in range(1, result.depth + 1):
+            level = Level(d)
+            result.levels.append(level)
+            began = wall_clock()
+            jobs = _extensions(frontier, len(scope.alphabet), symmetry, level)
+            shares = [
+                self._share(part) for part in _split(jobs, _parts(level.planned, result.workers))
+            ]
+            frontier = []
+            for share_result in _run(shares, self.pool, lambda: self.done):
+                self._read(share_result, level, frontier)
+                level.seconds = wall_clock() - began
+                progress(f"  {level.line()}")
             level.seconds = wall_clock() - began
-            progress(f"  {level.line()}")
-        level.seconds = wall_clock() - began
-        level.complete = not reading.cut and result.failure is None
-        result.states = len(seen) or 1
-        ending = "complete"
-        if result.failure is not None:
-            ending = f"stopped at a violation after {level.run:,} of {level.planned:,}"
-        elif reading.cut:
-            ending = f"cut short by the budget after {level.run:,} of {level.planned:,}"
-        progress(level.line(ending))
-        if not level.complete:
-            break
-        if not frontier:  # every state of this depth was reached before: no deeper one
-            result.exhausted = True
-            break
-
-
-class _Level:
-    """Reads a depth's share results in order: counts, the states kept to extend, and
-    the first failure (attributed under a change: one the base has too is kept aside)."""
-
-    def __init__(self, result, level, seen, frontier, reductions, variant, base, against):
-        self.result, self.level, self.seen, self.frontier = result, level, seen, frontier
-        self.reductions, self.variant, self.base, self.against = reductions, variant, base, against
-        self.cut = False
-        self.present = result.present  # how the base fails too (kinds), across depths
+            level.complete = not self.cut and result.failure is None
+            result.states = len(self.seen) or 1
+            progress(level.line(self._ending(level)))
+            if not level.complete:
+                return
+            if not frontier:  # every state of this depth was reached before: no deeper one
+                result.exhausted = True
+                return
 
     @property
     def done(self) -> bool:
         return self.result.failure is not None or self.cut
 
-    def read(self, share: ShareResult) -> None:
-        result, level = self.result, self.level
+    def _share(self, part) -> Share:
+        return Share(self.result.scope, part, self.variant, self.base,
+                     self.result.reductions.snapshots, self.deadline,
+                     stop_on_failure=self.variant is None,
+                     stop_file=self.stop and str(self.stop))  # fmt: skip
+
+    def _ending(self, level: Level) -> str:
+        if self.result.failure is not None:
+            return f"stopped at a violation after {level.run:,} of {level.planned:,}"
+        if self.cut:
+            return f"cut short by the budget after {level.run:,} of {level.planned:,}"
+        return "complete"
+
+    def _read(self, share: ShareResult, level: Level, frontier: list) -> None:
+        """A share's results, in order: counts, the states kept to extend, the failure."""
+        result = self.result
         if share.root:
             self.seen.add(share.root)
         if share.setup_failure is not None and result.failure is None:
@@ -310,34 +320,35 @@ class _Level:
             new = judged.digest not in self.seen
             self.seen.add(judged.digest)
             level.states += new
-            if new or not self.reductions.states:
-                self.frontier.append(judged.sequence)
+            if new or not result.reductions.states:
+                frontier.append(judged.sequence)
             else:
                 level.repeated += 1
 
     def _failed(self, judged: Judged) -> None:
-        steps = self.result.scope.steps(judged.sequence)
+        """The first failure (under a change: attributed, one the base has too kept aside,
+        only the first of each kind replayed on the base)."""
+        result = self.result
+        steps = result.scope.steps(judged.sequence)
         repro = Reproducer(
-            machine="adversary" if any(malicious(step) for step in steps) else "honest",
-            params=self.result.scope.params,
-            steps=steps,
-            variant=self.variant,
-            base=self.base,
+            machine="adversary" if any(turns_malicious(step) for step in steps) else "honest",
+            params=result.scope.params, steps=steps, variant=self.variant, base=self.base,
             violations=judged.violations,
-        )
+        )  # fmt: skip
         if self.variant is not None:
             kind = _kind(judged)
             if kind in self.present:  # the base fails this way too: counted, not replayed
-                self.result.base_failing += 1
+                result.base_failing += 1
                 return
             attribution, own = attributed(repro, against=self.against)
             if attribution.verdict == PRESENT:
                 self.present.add(kind)
-                self.result.base_failing += 1
-                self.result.base_failures.append(BaseFailure(own or repro, attribution))
+                result.base_failing += 1
+                result.base_failures.append(BaseFailure(own or repro, attribution))
                 return
-            self.result.attribution = attribution
-        self.result.failure, self.result.reproducer = judged, repro
+            result.attribution = attribution
+        result.failure, result.reproducer = judged, repro
+        self.stopping()
 
 
 def _kind(judged: Judged) -> str:
@@ -376,12 +387,12 @@ def _split(jobs, parts: int):
         yield tuple((prefix, tuple(letters)) for prefix, letters in grouped.items())
 
 
-def _run(shares: list[Share], pool, level: _Level):
-    """Each share's result in order; after a failure or a cut, the shares after it are
-    cancelled (those before it still run: one of them may hold an earlier failure)."""
+def _run(shares: list[Share], pool, done: Callable[[], bool]):
+    """Each share's result in order; once ``done()`` (a failure or a cut), the shares
+    after it are cancelled (those before it still run: one may hold an earlier failure)."""
     if pool is None:
         for share in shares:
-            if level.done:
+            if done():
                 return
             yield explore(share)
         return
@@ -389,7 +400,7 @@ def _run(shares: list[Share], pool, level: _Level):
     try:
         for future in futures:
             yield future.result()
-            if level.done:
+            if done():
                 break
     finally:
         for future in futures:

@@ -523,6 +523,13 @@ STEPS: tuple[type[Step], ...] = (
 BY_RULE = {cls.RULE: cls for cls in STEPS}
 
 
+def turns_malicious(step: Step) -> bool:
+    """Whether a step makes the relay act maliciously (a mode, a merge, a theft; cut as a
+    ceremony too): from it on, only the invariants that hold whatever the relay does
+    judge the run (``replay``, ``simkit check``)."""
+    return isinstance(getattr(step, "ceremony", step), Adversary | Merge | Steal)
+
+
 def parse_step(data, where: str = "step", allowed: tuple[type[Step], ...] = STEPS) -> Step:
     """The step a JSON object describes, checked field by field."""
     if isinstance(data, Step):

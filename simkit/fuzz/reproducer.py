@@ -18,7 +18,7 @@ import attrs
 
 from simkit import __version__
 from simkit.errors import InputError
-from simkit.fuzz.actions import Adversary, Invite, Merge, Steal, Step, StepError, parse_step
+from simkit.fuzz.actions import Invite, Step, StepError, parse_step, turns_malicious
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.steps import WorldParams, apply_step
 from simkit.invariants import Monitor, Violation
@@ -245,10 +245,7 @@ def replay(repro: Reproducer) -> ReplayResult:
     # the adversary machine's run whose relay never acted maliciously (no malicious mode,
     # no theft among its steps) is judged by every invariant, as an honest one is: each
     # check that does not run then is one that could not (docs/reports.md)
-    malicious = any(
-        isinstance(getattr(step, "ceremony", step), Adversary | Merge | Steal)  # interrupted too
-        for step in repro.steps
-    )
+    malicious = any(turns_malicious(step) for step in repro.steps)
     monitor = Monitor(honest=repro.machine == "honest" or not malicious)
     driver = WorldDriver(repro.params.spec(), variant, base=base)
 

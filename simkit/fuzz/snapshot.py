@@ -41,7 +41,8 @@ class SnapshotUnavailable(SnapshotError):
 
 
 class CopyFailed(SimkitError):
-    """The continuation raised in the copy (the message carries its traceback)."""
+    """The copy failed: its continuation raised (the message carries the traceback), it
+    died unanswered, or the fork itself failed."""
 
 
 def available() -> bool:
@@ -58,7 +59,8 @@ def copy_world(driver, continuation, *args):
         raise SnapshotError("a world cannot be copied from inside one of its own steps")
     if driver.busy or not driver.clock.frozen:
         raise SnapshotError("a world cannot be copied in the middle of a step (not quiescent)")
-    outcome = driver.between_steps(_fork, driver, continuation, args)
+    lock = _entry_lock(driver._token)
+    outcome = driver.between_steps(_fork, lock, driver, continuation, args)
     if isinstance(outcome, _Failed):
         raise CopyFailed(outcome.text)
     return outcome
@@ -69,16 +71,12 @@ class _Failed:
         self.text = text
 
 
-def _fork(driver, continuation, args):
+def _fork(lock, driver, continuation, args):
     """In the world's Trio thread, between steps: fork. The copy hands the world to a
     new controlling thread and lets its Trio loop go on; the original blocks here (its
     loop does not poll) until the copy has answered and exited. What goes wrong here is
     simkit's (no pipe, no fork, an answer cut short), never the world's: it comes back as
     ``_Failed``, not as an exception raised inside the world."""
-    try:
-        lock = _entry_lock(driver._token)
-    except SnapshotUnavailable as exc:
-        return _Failed(str(exc))
     sys.stdout.flush()
     sys.stderr.flush()
     # The caller's thread holds Trio's entry-queue lock until just after the call that

@@ -3,7 +3,7 @@ exactly as the world itself would, and leaves the world as it was."""
 
 import pytest
 
-from simkit.fuzz.actions import Adversary, Merge, Steal
+from simkit.fuzz.actions import turns_malicious
 from simkit.fuzz.driver import WorldDriver
 from simkit.fuzz.reproducer import Reproducer, replay
 from simkit.fuzz.snapshot import CopyFailed, SnapshotError, copy_world
@@ -31,9 +31,7 @@ def _rest(driver, monitor, steps, first):
 
 def _monitor(repro):
     """As ``replay`` judges: every invariant unless the relay acted maliciously."""
-    malicious = any(
-        isinstance(getattr(s, "ceremony", s), Adversary | Merge | Steal) for s in repro.steps
-    )
+    malicious = any(turns_malicious(s) for s in repro.steps)
     return Monitor(honest=repro.machine == "honest" or not malicious)
 
 
