@@ -57,11 +57,12 @@ def fuzz_mutant(
 
 def check_mutant(
     mutant: Mutant, into: Path, *, depth: int, timeout: float, workers: int = 1,
-    seconds: float | None = None,
+    seconds: float | None = None, scope: str | None = None,
 ) -> subprocess.CompletedProcess:  # fmt: skip
     """``simkit check --depth K --workers N`` (default scope) on a copy of simkit with
     ``mutant`` applied; reproducer in ``into/repro.json``, figures in ``into/check.json``."""
     args = ["check", "--depth", str(depth), "--workers", str(workers)]
+    args += [] if scope is None else ["--scope", scope]
     args += ["--out", str(into / "repro.json"), "--json", str(into / "check.json")]
     args += [] if seconds is None else ["--time", str(seconds)]
     return run_mutated(mutant, into, args, timeout)

@@ -1,9 +1,9 @@
 """``python -m tests.fuzz.mutants.check_table DEPTH OUT.jsonl [SET] [SECONDS]``: run
-``simkit check --depth DEPTH --workers 2`` on each mutant of a set (default: ALL), one
-at a time, and append one JSON line per mutant: killed or not, the check's seconds, the
-depth of the failing sequence and what broke (docs/checking.md, "Mutants"). DEPTH 0
-runs ``simkit fuzz --time 60 --seed 1 --shrink-time 0 --workers 2`` instead, the
-search it is set beside."""
+``simkit check --depth DEPTH --workers 2`` on each mutant of a set (default: ALL; or
+names, comma-separated), one at a time, and append one JSON line per mutant: killed or
+not, the check's seconds, the depth of the failing sequence and what broke
+(docs/checking.md, "Mutants"). DEPTH 0 runs ``simkit fuzz --time 60 --seed 1
+--shrink-time 0 --workers 2`` instead, the search it is set beside."""
 
 import json
 import sys
@@ -22,7 +22,10 @@ def main(depth: int, out: Path, chosen: str = "ALL", seconds: float | None = Non
     done = set()
     if out.exists():
         done = {json.loads(line)["mutant"] for line in out.read_text().splitlines() if line}
-    for mutant in getattr(sets, chosen):
+    chosen_set = getattr(sets, chosen, None)
+    if chosen_set is None:
+        chosen_set = [sets.BY_NAME[name] for name in chosen.split(",")]
+    for mutant in chosen_set:
         if mutant.name in done:
             continue
         with tempfile.TemporaryDirectory() as tmp:
