@@ -12,7 +12,7 @@ from simkit.sim.clock import DEFAULT_EPOCH_MS
 class AlarmSoundness(Invariant):
     """With an honest relay, under any network faults, clock skew and crashes, no device
     ever reaches ``alarm`` and no honest record is rejected (records a non-conforming
-    client forged, ``world.ledger.forged``, must be).
+    client forged must be: the ledger knows which ops a pull handed each device).
 
     Two rejections are the protocol's own doing and are counted in ``known`` instead:
     a record written before its writer was revoked, stamped (by a clock running
@@ -88,7 +88,7 @@ class AlarmSoundness(Invariant):
             return ()
         if name == "record.rejected":
             sk = storage_key(fields["graph"], world.slots[event.actor].member)
-            if (sk, fields["recordId"], fields["rev"]) in world.ledger.forged:
+            if world.ledger.handed_forgery(event.actor, sk, fields["recordId"], fields["rev"]):
                 return ()  # a non-conforming client's record: refusing it is right
             if fields["reason"] == "revoked-device" and self._written_before_revocation(
                 world, fields

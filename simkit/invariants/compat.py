@@ -75,7 +75,7 @@ def _honest_writer(world, reader, sk: str, record_id: str, rev: int):
     (None, None) when that is not known."""
     graph = world.relay.state.graphs.get(sk)
     row = None if graph is None else graph.records.get(record_id)
-    if row is None or row.rev != rev or (sk, record_id, rev) in world.ledger.forged:
+    if row is None or row.rev != rev or row.c in world.ledger.forged_ciphertexts:
         return None, None
     key = reader.device.keyring(graph_id_for(sk, reader.member)).keys.get(row.e)
     if key is None:

@@ -280,7 +280,7 @@ class PostRevocationConfidentiality(Invariant):
                     continue
                 if _signer(world, sk, row) in revoked:
                     continue  # a thief's own write is no leak
-                if (sk, entry.record_id, row.rev) in world.ledger.forged:
+                if row.c in world.ledger.forged_ciphertexts:
                     continue  # a non-conforming client's forgery: no honest writer sealed it
                 for device_id in late:
                     if row.e in _epochs_held(world, device_id, sk):

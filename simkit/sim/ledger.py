@@ -114,6 +114,12 @@ class Ledger:
                 else:  # the honest op it collided with, served later: what it applies now
                     self.forged_served.discard(served)
 
+    def handed_forgery(self, device_id: str, storage_key: str, record_id: str, rev: int) -> bool:
+        """Whether a pull handed ``device_id`` a forged op of this version (not an honest
+        write that shares its record and rev: the event a refusal raises names no more)."""
+        version = (device_id, storage_key, record_id, rev)
+        return any(served[:4] == version for served in self.forged_served)
+
     def read_log(self, device_id: str, storage_key: str, after: int) -> None:
         key = (device_id, storage_key)
         self.log_reads[key] = max(after, self.log_reads.get(key, -1))

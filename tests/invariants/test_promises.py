@@ -207,3 +207,21 @@ def test_approval_gate_holds_when_an_unannounced_device_waits_for_approval():
     assert "approval-gate" in {c.name for c in result.monitor.invariants}
     pending = [e for e in result.world.trace if e.fields.get("name") == "device.pending"]
     assert pending  # the gate did meet a6, and blocked it
+
+
+def test_alarm_soundness_excuses_a_refusal_only_of_a_forged_op_the_device_was_handed():
+    """A forged op is told from an honest write of the same record and rev (the same
+    millisecond) by what a pull handed the device, not by the version alone."""
+    from simkit.sim.ledger import Ledger
+
+    ledger = Ledger()
+    forged = {"recordId": "r0", "rev": 7, "seq": 3, "c": "forged-ciphertext"}
+    ledger.forge("sk", forged, "not signed by its device")
+    honest = {**forged, "c": "honest-ciphertext"}
+    ledger.serve("b1", "sk", {"ops": [honest]}, 1)
+    assert not ledger.handed_forgery("b1", "sk", "r0", 7)  # b1 holds the honest write
+    ledger.serve("a1", "sk", {"ops": [forged]}, 2)
+    assert ledger.handed_forgery("a1", "sk", "r0", 7)
+    assert not ledger.handed_forgery("b1", "sk", "r0", 7)
+    ledger.serve("a1", "sk", {"ops": [honest]}, 3)  # the honest op at those coordinates
+    assert not ledger.handed_forgery("a1", "sk", "r0", 7)

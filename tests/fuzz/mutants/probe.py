@@ -21,14 +21,15 @@ def _install(settings: str) -> None:
     explore_file = config["explore"]
     out = os.open(config["out"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     seen: set[int] = set()  # sites reached in this lineage (a fork inherits its parent's)
-    now: dict[str, list[int] | None] = {"sequence": None}  # None: outside any share
-    spans: dict[object, bool] = {}  # code object -> holds a site's line
+    judging: dict[str, list[int] | None] = {"sequence": None}  # None: outside any share
+    # (file, code object) -> it holds a site's line (code objects of two files can be equal)
+    holds_site: dict[tuple[str, object], bool] = {}
 
     def reached(indices: list[int]) -> None:
         new = [i for i in indices if i not in seen]
         if new:
             seen.update(new)
-            os.write(out, (json.dumps([new, now["sequence"]]) + "\n").encode())
+            os.write(out, (json.dumps([new, judging["sequence"]]) + "\n").encode())
 
     def tracer(lines: dict[int, list[int]]):
         def local(frame, event, arg):
@@ -40,28 +41,29 @@ def _install(settings: str) -> None:
 
         return local
 
-    def called(frame, event, arg):
+    def on_call(frame, event, arg):
         code = frame.f_code
         name = code.co_filename
         if name == explore_file:  # what is being judged now
             if code.co_name == "judge":
-                now["sequence"] = list(frame.f_locals["sequence"])
+                judging["sequence"] = list(frame.f_locals["sequence"])
             elif code.co_name == "_descend_in_copy":
                 found = frame.f_locals
-                now["sequence"] = [*found["prefix"], found["letter"]]
+                judging["sequence"] = [*found["prefix"], found["letter"]]
             elif code.co_name == "world":
-                now["sequence"] = []
+                judging["sequence"] = []
             return None
         lines = targets.get(name)
         if lines is None:
             return None
-        holds = spans.get(code)
+        holds = holds_site.get((name, code))
         if holds is None:
-            holds = spans[code] = any(line in lines for _, _, line in code.co_lines())
+            holds = any(line in lines for _, _, line in code.co_lines())
+            holds_site[name, code] = holds
         return tracer(lines) if holds else None
 
-    threading.settrace(called)
-    sys.settrace(called)
+    threading.settrace(on_call)
+    sys.settrace(on_call)
 
 
 if os.environ.get("SIMKIT_REACH"):

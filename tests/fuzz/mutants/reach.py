@@ -7,16 +7,20 @@ for step and byte for byte, until one of those lines runs. If no sequence of the
 check (set-up, every judged sequence and its quiescence) runs a line of the site, the
 mutated check explores the same sequences, reaches the same states and judges them the
 same: zero violations, as the honest check found (docs/checking.md, "Mutants"). A site
-that is reached must be checked for real (``check_table``).
+that is reached must be checked for real (``check_table`` or ``subtrees``).
 
-A site is the lines ``old`` spans that hold code; a site with none (a comment, the part
-of a statement no instruction is attributed to) counts as reached: judged by running.
-Lines run outside any share (the command's own process) count as reached in set-up.
+The check runs with state hashing off: a mutated check may extend a sequence the honest
+one pruned (its twin state was first reached through the site, and differs under the
+mutant), so ``subtrees`` needs where the site is reached in every sequence, not only the
+honest check's. A site is the lines ``old`` spans that hold code, widened to its whole
+function when the change alters what the function is compiled to beyond those lines
+(a new local, a ``yield``); a site with no code line counts as reached in set-up, and so
+do lines run in the command's own process (import time).
 
 Writes ``OUT_DIR/reach.json``: per mutant, ``reached``, the shortest sequence that
 reaches it (``[]``: the set-up world) and how many sequences first reach it, by length;
-``OUT_DIR/prefixes.json``: those sequences (``tests.fuzz.mutants.subtrees`` checks below
-them).
+``OUT_DIR/prefixes.json``: those sequences, none below another (``subtrees`` checks
+below them). Refuses a run that did not complete its depth.
 """
 
 import json
@@ -33,25 +37,46 @@ from simkit.fuzz.mutants import Mutant
 PROBE = Path(__file__).with_name("probe.py")
 
 
-def code_lines(path: Path) -> set[int]:
-    """The lines of ``path`` that some instruction is attributed to."""
-    found: set[int] = set()
-    stack = [compile(path.read_text(encoding="utf-8"), str(path), "exec")]
+class ReachError(RuntimeError):
+    """The probed check did not run to its depth, or the probe saw nothing: no verdict."""
+
+
+def _codes(source: str, name: str):
+    stack = [compile(source, name, "exec")]
     while stack:
         code = stack.pop()
-        found.update(line for _, _, line in code.co_lines() if line is not None)
+        yield code
         stack.extend(c for c in code.co_consts if hasattr(c, "co_lines"))
-    return found
+
+
+def _lines(code) -> set[int]:
+    return {line for _, _, line in code.co_lines() if line is not None}
+
+
+def _shape(code) -> tuple:
+    """What a function is compiled to beyond its lines: its locals, cells and kind."""
+    return (code.co_varnames, code.co_cellvars, code.co_freevars, code.co_flags)
 
 
 def site(mutant: Mutant, package: Path) -> tuple[str, list[int]]:
     """The file (as the running code names it) and the code lines ``mutant`` changes."""
+    if mutant.path == "check/explore.py":  # the probe does not trace the check's own walk
+        raise ValueError(f"{mutant.name}: a site in check/explore.py cannot be probed")
     path = package / mutant.path
     source = path.read_text(encoding="utf-8")
     start = source.index(mutant.old) if mutant.offset is None else mutant.offset
     first = source.count("\n", 0, start) + 1
     last = first + mutant.old.rstrip("\n").count("\n")
-    return str(path), sorted(set(range(first, last + 1)) & code_lines(path))
+    codes = list(_codes(source, str(path)))
+    lines = set(range(first, last + 1)) & set().union(*map(_lines, codes))
+    mutated = {c.co_qualname: _shape(c) for c in _codes(mutant.patched(source), str(path))}
+    for code in codes:  # an enclosing function the change compiles otherwise: all of it
+        encloses = code.co_name != "<module>" and first in range(
+            code.co_firstlineno, max(_lines(code)) + 1
+        )
+        if encloses and mutated.get(code.co_qualname) != _shape(code):
+            lines |= _lines(code)
+    return str(path), sorted(lines)
 
 
 def main(depth: int, out: Path, chosen: str = "ALL", scope: str | None = None) -> dict:
@@ -64,43 +89,61 @@ def main(depth: int, out: Path, chosen: str = "ALL", scope: str | None = None) -
     probe_dir = out / "probe"
     probe_dir.mkdir(exist_ok=True)
     shutil.copyfile(PROBE, probe_dir / "sitecustomize.py")
-    settings = out / "settings.json"
     explore = str(package / "check" / "explore.py")
-    settings.write_text(json.dumps({"sites": sites, "explore": explore, "out": str(hits)}))
-    env = {**os.environ, "SIMKIT_REACH": str(settings)}
+    names = [m.name for m in mutants]
+    setting = {"sites": sites, "explore": explore, "out": str(hits), "names": names,
+               "depth": depth, "scope": scope or "default"}  # fmt: skip
+    (out / "settings.json").write_text(json.dumps(setting))
+    env = {**os.environ, "SIMKIT_REACH": str(out / "settings.json")}
     env["PYTHONPATH"] = os.pathsep.join([str(probe_dir), env.get("PYTHONPATH", "")])
-    args = ["check", "--depth", str(depth), "--workers", "2", "--json", str(out / "check.json")]
-    args += [] if scope is None else ["--scope", scope]
+    args = ["check", "--depth", str(depth), "--workers", "2", "--no-state-hashing"]
+    args += ["--json", str(out / "check.json"), *([] if scope is None else ["--scope", scope])]
     run = subprocess.run([sys.executable, "-m", "simkit.cli", *args], env=env, text=True,
                          capture_output=True)  # fmt: skip
     (out / "check.txt").write_text(run.stdout + run.stderr)
-    return read(out, [m.name for m in mutants], {"exit": run.returncode, "depth": depth})
+    figures = out / "check.json"
+    check = json.loads(figures.read_text()) if figures.exists() else {}
+    if (
+        run.returncode != 0
+        or check.get("completed") != depth
+        or check.get("reductions_off") != ["states"]  # world copies on: a lineage per process
+    ):
+        raise ReachError(f"the probed check did not hold to depth {depth}: {run.stdout[-600:]}"
+                         f"{run.stderr[-600:]}")  # fmt: skip
+    return read(out)
 
 
-def read(out: Path, names: list[str], verdict: dict) -> dict:
-    """``out``'s hits (the probe's lines; site indices follow ``names``) as reach.json
-    and prefixes.json."""
-    sites = json.loads((out / "settings.json").read_text())["sites"]
+def read(out: Path) -> dict:
+    """``out``'s hits (the probe's lines) as reach.json and prefixes.json."""
+    setting = json.loads((out / "settings.json").read_text())
+    names, sites = setting["names"], setting["sites"]
     where: dict[int, set[tuple[int, ...]]] = {}  # site -> the sequences first reaching it
+    judged = False
     for line in (out / "hits.jsonl").read_text().splitlines():
         indices, sequence = json.loads(line)
-        for index in indices:
+        judged = judged or bool(sequence)
+        for index in indices:  # None: the command's own process (import time): set-up
             where.setdefault(index, set()).add(tuple(sequence or ()))
-    table = {}
+    if not judged:
+        raise ReachError("the probe saw no line run inside a sequence: is it installed?")
+    table, prefixes = {}, {}
     for index, name in enumerate(names):
-        lines, found = sites[index][1], where.get(index, set())
+        lines = sites[index][1]
+        found = where.get(index, set()) if lines else {()}
+        found = {s for s in found if not any(s[:k] in found for k in range(len(s)))}
         by_length: dict[str, int] = {}
-        for sequence in sorted(found, key=len):
+        for sequence in found:
             by_length[str(len(sequence))] = by_length.get(str(len(sequence)), 0) + 1
         table[name] = {
             "lines": lines,
-            "reached": bool(found) or not lines,
-            "shortest": min(map(len, found)) if found else (0 if not lines else None),
-            "first_reached_by_length": by_length,
+            "reached": bool(found),
+            "shortest": min(map(len, found)) if found else None,
+            "first_reached_by_length": dict(sorted(by_length.items())),
         }
-    verdict = {**verdict, "mutants": table}
+        if found:
+            prefixes[name] = sorted(found)
+    verdict = {"depth": setting["depth"], "scope": setting["scope"], "mutants": table}
     (out / "reach.json").write_text(json.dumps(verdict, indent=1))
-    prefixes = {names[index]: sorted(found) for index, found in where.items()}
     (out / "prefixes.json").write_text(json.dumps(prefixes))
     return verdict
 
@@ -108,5 +151,4 @@ def read(out: Path, names: list[str], verdict: dict) -> dict:
 if __name__ == "__main__":
     result = main(int(sys.argv[1]), Path(sys.argv[2]), *(sys.argv[3:4] or ["ALL"]))
     never = [name for name, row in result["mutants"].items() if not row["reached"]]
-    print(f"check exit {result['exit']}; {len(never)} of {len(result['mutants'])} sites never "
-          f"run: {', '.join(never)}")  # fmt: skip
+    print(f"{len(never)} of {len(result['mutants'])} sites never run: {', '.join(never)}")

@@ -56,7 +56,10 @@ def inside(prefixes_file: Path, depth: int, scope_file: str | None = None) -> di
         ]  # fmt: skip
         below = []
         for (parent, _), future in zip(moments, futures, strict=True):
-            for one in future.result().judged:
+            share = future.result()
+            if share.setup_failure is not None:  # the moment itself: honest code, no verdict
+                return {"killed": None, "why": f"the moment {parent} broke: {share.setup_failure}"}
+            for one in share.judged:
                 judged += 1
                 sequence = (*parent, *one.sequence)
                 if one.failed:
@@ -73,7 +76,7 @@ def inside(prefixes_file: Path, depth: int, scope_file: str | None = None) -> di
                              failure.error) | {"judged": judged}  # fmt: skip
             if result.completed < depth - len(sequence):
                 return {"killed": None, "why": f"below {sequence}: {result.verdict()}"}
-    return {"killed": False, "judged": judged, "moments": len(below) + len(moments),
+    return {"killed": False, "judged": judged, "first_reaching": len(prefixes),
             "seconds": round(time.monotonic() - began, 1)}  # fmt: skip
 
 
@@ -81,6 +84,12 @@ def main(
     reach_dir: Path, depth: int, out: Path, names: list[str], scope: str | None = None
 ) -> list[dict]:
     rows = []
+    reach = json.loads((reach_dir / "reach.json").read_text())
+    if reach["depth"] < depth or reach["scope"] != (scope or "default"):
+        raise ValueError(f"{reach_dir} probed depth {reach['depth']} of scope {reach['scope']}")
+    unknown = [name for name in names if name not in reach["mutants"]]
+    if unknown:
+        raise ValueError(f"{reach_dir} did not probe {', '.join(unknown)}")
     prefixes = json.loads((reach_dir / "prefixes.json").read_text())
     for name in names:
         began = time.monotonic()
@@ -92,15 +101,16 @@ def main(
             path = os.pathsep.join([str(root), str(Path(sets.__file__).parents[3])])
             run = subprocess.run(
                 [sys.executable, "-m", "tests.fuzz.mutants.subtrees", "--inside", str(first),
-                 str(depth), *([scope] if scope else [])],
+                 str(depth), *([str(Path(scope).resolve())] if scope else [])],
                 env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True, cwd=tmp,
             )  # fmt: skip
         try:
             row = json.loads(run.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):
             row = {"killed": None, "error": run.stderr[-400:]}
-        if not row.pop("code", "").startswith(tmp):  # judged the mutated copy, not this one
-            row = {"killed": None, "error": f"not the mutated copy: {run.stderr[-400:]}"}
+        code = row.pop("code", "")
+        if row.get("killed") is not None and not code.startswith(tmp):
+            row = {"killed": None, "error": "judged another simkit than the mutated copy"}
         row = {"mutant": name, **row, "wall": round(time.monotonic() - began, 1)}
         with out.open("a") as lines:
             lines.write(json.dumps(row) + "\n")
