@@ -13,7 +13,9 @@ from tests.fuzz.mutants.reach import site
 from tests.fuzz.mutants.subtrees import main as subtrees
 
 TINY = str(Path(__file__).parent.parent / "check" / "tiny.toml")
-PUSH = "push-first-seq-reuses-counter"  # every write pushes: reached at depth 1
+PUSH = "push-first-seq-reuses-counter"
+PULL = "pull-serves-superseded-rows"  # first run at depth 1, killed at depth 2 (tiny scope)
+SHARE = "push-ops-share-range-end"  # first run at depth 1, holds to depth 2 (tiny scope)
 BLOB = "expired-blob-still-served"  # the tiny scope fetches no blob
 
 
@@ -24,16 +26,18 @@ def test_site_is_the_code_lines_the_snippet_spans():
 
 
 def test_the_mutated_check_differs_only_below_the_sequences_reaching_its_site(tmp_path):
-    rows = reach(1, tmp_path / "reach", "RELAY", scope=TINY)["mutants"]
-    assert rows[PUSH]["reached"] and rows[PUSH]["shortest"] == 1
+    rows = reach(2, tmp_path / "reach", "RELAY", scope=TINY)["mutants"]
+    assert rows[PULL]["shortest"] == rows[SHARE]["shortest"] == 1
     assert not rows[BLOB]["reached"]
-    runs = {}
-    for name in (PUSH, BLOB):
+    verdicts = {}
+    for name in (PULL, SHARE, BLOB):
         into = tmp_path / name
-        runs[name] = check_mutant(BY_NAME[name], into, depth=1, timeout=300, scope=TINY)
-    assert runs[BLOB].returncode == 0, runs[BLOB].stdout  # never runs: holds as honest
-    assert runs[PUSH].returncode == 1, runs[PUSH].stdout
-    found = json.loads((tmp_path / PUSH / "check.json").read_text())["finding"]
-    (below,) = subtrees(tmp_path / "reach", 1, tmp_path / "rows.jsonl", [PUSH], TINY)
-    assert below["killed"] and len(below["sequence"]) == found["depth"]
-    assert below["broke"] == found["violations"][0]["invariant"]
+        run = check_mutant(BY_NAME[name], into, depth=2, timeout=300, scope=TINY)
+        assert run.returncode in (0, 1), run.stderr
+        verdicts[name] = json.loads((into / "check.json").read_text())["finding"]
+    assert verdicts[BLOB] is None  # never runs: holds as the honest check does
+    assert verdicts[SHARE] is None and verdicts[PULL]["depth"] == 2
+    below = subtrees(tmp_path / "reach", 2, tmp_path / "rows.jsonl", [PULL, SHARE], TINY)
+    assert [row["killed"] for row in below] == [True, False]
+    assert len(below[0]["sequence"]) == 2
+    assert below[0]["broke"] == verdicts[PULL]["violations"][0]["invariant"]
