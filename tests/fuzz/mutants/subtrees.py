@@ -36,8 +36,8 @@ def inside(prefixes_file: Path, depth: int, scope_file: str | None = None) -> di
 
     scope = load_scope(scope_file)
     prefixes = sorted({tuple(p) for p in json.loads(prefixes_file.read_text())}, key=len)
-    if () in prefixes:
-        return {"setup": True}
+    if () in prefixes:  # the set-up world differs: every sequence may
+        return {"killed": None, "why": "reached in the set-up world: check it in full"}
     parents: dict[tuple[int, ...], list[int]] = {}
     for sequence in prefixes:
         parents.setdefault(sequence[:-1], []).append(sequence[-1])
