@@ -12,6 +12,7 @@ from tests.fuzz.mutants.reach import main as reach
 from tests.fuzz.mutants.reach import site
 from tests.fuzz.mutants.subtrees import main as subtrees
 
+SIMKIT = Path(__file__).parent.parent.parent / "simkit"
 TINY = str(Path(__file__).parent.parent / "check" / "tiny.toml")
 PUSH = "push-first-seq-reuses-counter"
 PULL = "pull-serves-superseded-rows"  # first run at depth 1, killed at depth 2 (tiny scope)
@@ -20,9 +21,19 @@ BLOB = "expired-blob-still-served"  # the tiny scope fetches no blob
 
 
 def test_site_is_the_code_lines_the_snippet_spans():
-    path, lines = site(BY_NAME[PUSH], Path(__file__).parent.parent.parent / "simkit")
+    path, lines = site(BY_NAME[PUSH], SIMKIT)
     source = Path(path).read_text().splitlines()
     assert len(lines) == 1 and "first = graph.seq + 1" in source[lines[0] - 1]
+
+
+def test_a_site_compiled_otherwise_widens_to_its_body_not_its_def_line():
+    """A change that adds a local recompiles the whole function: every body line is the
+    site, but not the ``def`` line, which the class body runs at import (with it, the
+    site would count as reached in every world's set-up)."""
+    path, lines = site(BY_NAME["blob-delete-skips-lookup"], SIMKIT)
+    source = Path(path).read_text().splitlines()
+    assert "def _delete_blob" in source[lines[0] - 2]
+    assert "return json_response(200" in source[lines[-1] - 1]
 
 
 def test_the_mutated_check_differs_only_below_the_sequences_reaching_its_site(tmp_path):

@@ -13,9 +13,10 @@ The check runs with state hashing off: a mutated check may extend a sequence the
 one pruned (its twin state was first reached through the site, and differs under the
 mutant), so ``subtrees`` needs where the site is reached in every sequence, not only the
 honest check's. A site is the lines ``old`` spans that hold code, widened to its whole
-function when the change alters what the function is compiled to beyond those lines
-(a new local, a ``yield``); a site with no code line counts as reached in set-up, and so
-do lines run in the command's own process (import time).
+function's body (not its ``def`` line, which runs at import) when the change alters what
+the function is compiled to beyond those lines (a new local, a ``yield``); a site with no
+code line counts as reached in set-up, and so do lines run in the command's own process
+(import time).
 
 Writes ``OUT_DIR/reach.json``: per mutant, ``reached``, the shortest sequence that
 reaches it (``[]``: the set-up world) and how many sequences first reach it, by length;
@@ -42,11 +43,13 @@ class ReachError(RuntimeError):
 
 
 def _codes(source: str, name: str):
-    stack = [compile(source, name, "exec")]
+    """Every code object of ``source``, each with the one that defines it (None: the
+    module's)."""
+    stack = [(compile(source, name, "exec"), None)]
     while stack:
-        code = stack.pop()
-        yield code
-        stack.extend(c for c in code.co_consts if hasattr(c, "co_lines"))
+        code, parent = stack.pop()
+        yield code, parent
+        stack.extend((c, code) for c in code.co_consts if hasattr(c, "co_lines"))
 
 
 def _lines(code) -> set[int]:
@@ -68,15 +71,22 @@ def site(mutant: Mutant, package: Path) -> tuple[str, list[int]]:
     first = source.count("\n", 0, start) + 1
     last = first + mutant.old.rstrip("\n").count("\n")
     codes = list(_codes(source, str(path)))
-    lines = set(range(first, last + 1)) & set().union(*map(_lines, codes))
-    mutated = {c.co_qualname: _shape(c) for c in _codes(mutant.patched(source), str(path))}
-    for code in codes:  # an enclosing function the change compiles otherwise: all of it
+    lines = set(range(first, last + 1)) & set().union(*(_lines(c) for c, _ in codes))
+    mutated = {c.co_qualname: _shape(c) for c, _ in _codes(mutant.patched(source), str(path))}
+    for code, parent in codes:  # an enclosing function the change compiles otherwise
         encloses = code.co_name != "<module>" and first in range(
             code.co_firstlineno, max(_lines(code)) + 1
         )
         if encloses and mutated.get(code.co_qualname) != _shape(code):
-            lines |= _lines(code)
+            lines |= _body(code, parent)
     return str(path), sorted(lines)
+
+
+def _body(code, parent) -> set[int]:
+    """The lines a call of ``code`` runs: not its ``def`` line and decorators, which its
+    definer runs once, at import (every call runs a line of its body). A function all on
+    its ``def`` line keeps that line."""
+    return (_lines(code) - _lines(parent)) or _lines(code)
 
 
 def main(depth: int, out: Path, chosen: str = "ALL", scope: str | None = None) -> dict:
