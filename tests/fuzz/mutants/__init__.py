@@ -4,10 +4,11 @@ Each is the kind of change a protocol edit introduces (an off-by-one, ``>`` for
 ``>=``, a forgotten check, the wrong field, a unit read wrongly, a missed durable
 commit), applied to a copy of ``simkit`` by ``simkit.fuzz.mutants``. ``rule`` quotes
 the spec (relay-spec.md) or, where the spec leaves the decision open, docs/.
-``simkit fuzz`` alone must catch each one: ``simkit campaign --mutants
-tests.fuzz.mutants:ALL --time 60`` measures whether and how fast it does
-(docs/fuzzing.md, "Mutants"), and ``tests/fuzz/test_mutants_caught.py`` keeps a
-seeded check of those it catches.
+The harness should catch each one: ``simkit campaign --mutants
+tests.fuzz.mutants:ALL --time 60`` measures whether and how fast ``simkit fuzz`` does
+(docs/fuzzing.md, "Mutants": it misses four of the conduct set),
+``tests/fuzz/test_mutants_caught.py`` keeps a seeded check of those it catches, and
+``check_table`` measures ``simkit check`` on them (docs/checking.md, "Mutants").
 
 The variants in ``tests/fuzz/variants.py`` cover six more rules through override
 points; these reach the lines no override point isolates. One module per set, in the
