@@ -60,6 +60,8 @@ class Share:
     stop_on_failure: bool = True  # off under a change: a failure may be the base's too
     # a file whose existence says another share failed: stop (its later sequences are moot)
     stop_file: str | None = None
+    # the search's deepest depth: a digest holds only what the steps left can tell apart
+    depth: int | None = None
 
 
 @attrs.frozen
@@ -83,6 +85,10 @@ class _Explorer:
         self.judged: list[Judged] = []
         self.cut = False
 
+    def _left(self, sequence: tuple[int, ...]) -> int | None:
+        """The steps a sequence may still be extended by (None: no bound)."""
+        return None if self.share.depth is None else self.share.depth - len(sequence)
+
     def world(self) -> tuple[WorldDriver, Monitor, list]:
         """The scope's world set up and brought to its moment (the prefix), and what
         broke on the way."""
@@ -102,7 +108,7 @@ class _Explorer:
         except Exception as exc:  # the set-up (or the moment) crashed the world: a finding
             return ShareResult((), "", Judged((), None, error=describe(exc)))
         try:
-            root = state_digest(driver.world)
+            root = state_digest(driver.world, monitor, self._left(()))
             if violations:
                 return ShareResult((), root, Judged((), root, _json(violations)))
             if self.share.snapshots:
@@ -190,7 +196,7 @@ class _Explorer:
         except Exception as exc:
             return judged(None, error=describe(exc))
         violations = monitor.step(world)
-        digest = state_digest(world)
+        digest = state_digest(world, monitor, self._left(sequence))
         if violations:
             return judged(digest, violations)
         try:

@@ -288,7 +288,7 @@ class _Search:
         return Share(self.result.scope, part, self.variant, self.base,
                      self.result.reductions.snapshots, self.deadline,
                      stop_on_failure=self.variant is None,
-                     stop_file=self.stop and str(self.stop))  # fmt: skip
+                     stop_file=self.stop and str(self.stop), depth=self.result.depth)  # fmt: skip
 
     def _ending(self, level: Level) -> str:
         if self.result.failure is not None:

@@ -70,6 +70,13 @@ class Invariant:
     def final(self, world) -> list[Violation]:
         return []
 
+    def remembers(self, steps_left: int | None = None) -> object:
+        """What this checker holds that its judgements over the next ``steps_left`` steps
+        (None: any number) and at quiescence can depend on: two worlds whose checkers
+        remember the same are judged alike from there (``simkit check``'s state digest
+        holds it). By default everything it holds."""
+        return vars(self)
+
     def violation(self, world, detail: str, trace_seq: int | None = None, **where) -> Violation:
         """A violation seen now (or at the given trace position)."""
         seq = len(world.trace) if trace_seq is None else trace_seq

@@ -17,6 +17,12 @@ class Blindness(Invariant):
     def __init__(self, every: int = 10) -> None:
         self.every, self._steps = every, 0
 
+    def remembers(self, steps_left: int | None = None) -> object:
+        """How many steps until the next scan, if one comes within ``steps_left``: the
+        count itself judges nothing, and a scan no step left reaches cannot either."""
+        until = self.every - self._steps % self.every
+        return {} if steps_left is not None and until > steps_left else {"until_scan": until}
+
     def step(self, world):
         self._steps += 1
         return self.final(world) if self._steps % self.every == 0 else []

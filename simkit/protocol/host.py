@@ -63,6 +63,15 @@ class StaticHost:
         self._capabilities = {key: list(caps) for key, caps in (capabilities or {}).items()}
         self._inactive = set(inactive)
 
+    def to_json(self) -> dict:
+        """The whole directory, in a canonical order."""
+        return {
+            "members": list(self._members),
+            "groups": {group: ids for group, ids in sorted(self._groups.items())},
+            "capabilities": sorted([*key, caps] for key, caps in self._capabilities.items()),
+            "inactive": sorted(self._inactive),
+        }
+
     def authenticate(self, request: Request) -> Identity | None:
         member = request.headers.get("x-member")
         device = request.headers.get("x-device")
