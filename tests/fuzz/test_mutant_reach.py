@@ -7,9 +7,13 @@ is checked here against the mutated check itself."""
 import json
 from pathlib import Path
 
+import pytest
+
+from simkit.check.scope import load_scope
 from tests.fuzz.mutants import BY_NAME, check_mutant
 from tests.fuzz.mutants.reach import main as reach
 from tests.fuzz.mutants.reach import site
+from tests.fuzz.mutants.subtrees import _after
 from tests.fuzz.mutants.subtrees import main as subtrees
 
 SIMKIT = Path(__file__).parent.parent.parent / "simkit"
@@ -52,3 +56,16 @@ def test_the_mutated_check_differs_only_below_the_sequences_reaching_its_site(tm
     assert [row["killed"] for row in below] == [True, False]
     assert len(below[0]["sequence"]) == 2
     assert below[0]["broke"] == verdicts[PULL]["violations"][0]["invariant"]
+
+
+def test_after_a_letter_judges_below_it_and_below_it_after_every_other_letter():
+    """``after:RULE`` (F45): the sequences a digest blind to that letter never extended."""
+    letters = load_scope(TINY).alphabet
+    [advance] = [i for i, step in enumerate(letters) if step.RULE == "advance"]
+    roots = _after("after:advance", [PUSH], TINY)[PUSH]
+    assert roots[0] == [advance]
+    assert sorted(root[0] for root in roots[1:]) == [i for i in range(len(letters)) if i != advance]
+    assert all(root[-1] == advance for root in roots)
+    assert _after(str(SIMKIT), [PUSH], TINY) is None  # a reach directory, not a letter
+    with pytest.raises(ValueError, match="2 letters of rule 'restart'"):
+        _after("after:restart", [PUSH], TINY)

@@ -1,5 +1,5 @@
-"""``python -m tests.fuzz.mutants.subtrees REACH_DIR DEPTH OUT.jsonl NAMES [SCOPE]``: whether
-``simkit check --depth DEPTH`` kills each named mutant, judged only where the mutated
+"""``python -m tests.fuzz.mutants.subtrees REACH_DIR|after:RULE DEPTH OUT.jsonl NAMES [SCOPE]``:
+whether ``simkit check --depth DEPTH`` kills each named mutant, judged only where the mutated
 check can differ from the honest one.
 
 ``tests.fuzz.mutants.reach`` lists, per mutant, the sequences of the honest check that
@@ -11,7 +11,12 @@ every continuation up to DEPTH (``simkit check`` from that moment; its mirror im
 and repeated states are skipped only among its own continuations, so it judges at least
 what the full check would there). A mutant reached in the set-up world differs
 everywhere: use ``check_table`` for it. One JSON line per mutant: killed or not, what
-broke and where, the sequences judged and the seconds it took."""
+broke and where, the sequences judged and the seconds it took.
+
+``after:RULE`` instead of REACH_DIR judges below the scope's letter of that rule, and
+below it after every other letter: what a check whose digest missed that letter's
+change never extended (F45, docs/findings.md: ``after:capability`` completes a depth-3
+verdict reached before the fix)."""
 
 import json
 import os
@@ -80,17 +85,39 @@ def inside(prefixes_file: Path, depth: int, scope_file: str | None = None) -> di
             "seconds": round(time.monotonic() - began, 1)}  # fmt: skip
 
 
-def main(
-    reach_dir: Path, depth: int, out: Path, names: list[str], scope: str | None = None
-) -> list[dict]:
-    rows = []
+def _reached(reach_dir: Path, depth: int, names: list[str], scope: str | None) -> dict:
+    """Each mutant's first-reaching sequences, as ``tests.fuzz.mutants.reach`` probed them."""
     reach = json.loads((reach_dir / "reach.json").read_text())
     if reach["depth"] < depth or reach["scope"] != (scope or "default"):
         raise ValueError(f"{reach_dir} probed depth {reach['depth']} of scope {reach['scope']}")
     unknown = [name for name in names if name not in reach["mutants"]]
     if unknown:
         raise ValueError(f"{reach_dir} did not probe {', '.join(unknown)}")
-    prefixes = json.loads((reach_dir / "prefixes.json").read_text())
+    return json.loads((reach_dir / "prefixes.json").read_text())
+
+
+def _after(where: str, names: list[str], scope: str | None) -> dict | None:
+    """``after:RULE``: below the scope's letter of that rule and below it after every
+    other letter (F45: the sequences a digest blind to that letter never extended)."""
+    if not where.startswith("after:"):
+        return None
+    from simkit.check.scope import load_scope
+
+    letters = load_scope(scope).alphabet
+    rule = where.removeprefix("after:")
+    found = [i for i, step in enumerate(letters) if rule == step.RULE]
+    if len(found) != 1:
+        raise ValueError(f"{where}: the scope has {len(found)} letters of rule {rule!r}, not one")
+    [letter] = found
+    roots = [[letter], *([other, letter] for other in range(len(letters)) if other != letter)]
+    return dict.fromkeys(names, roots)
+
+
+def main(
+    reach_dir: Path, depth: int, out: Path, names: list[str], scope: str | None = None
+) -> list[dict]:
+    rows = []
+    prefixes = _after(str(reach_dir), names, scope) or _reached(reach_dir, depth, names, scope)
     for name in names:
         began = time.monotonic()
         with tempfile.TemporaryDirectory() as tmp:
