@@ -7,7 +7,8 @@ device's durable state, crash and revocation flags, clock steps, armed tripwires
 malicious relay's modes, and how far each random source has been drawn (Trio's seeded
 shuffle, each link's and each device's stream). Two different sequences reach the same
 digest when the steps that differ did nothing a judge, a party or a random draw could
-tell (a restart of a running device, a heal with nothing broken, a merge with no fork).
+tell (a restart of a running device, a heal with nothing broken; not a merge with no
+fork, which leaves the world as it was but the judges fewer).
 A step may change the world without tracing it (the host's directory: a member's
 capabilities), and a checker samples the world between steps (how long a rotation has
 been owed), so the digest holds the directory and what each live judge remembers too
