@@ -176,6 +176,7 @@ def _broken(**change) -> str:
         (_broken(format=2), "format 2: this simkit reads format 1"),
         (_broken(trace_hash="abc"), '"trace_hash" must be null or a SHA-256 hex digest'),
         (_broken(world={"seed": "abc"}), "world.seed must be a whole number"),
+        (_broken(world={"colour": 1}), "unknown key world.colour (a world has: approval_mode"),
         (_broken(world={"request_loss": 7}), "world.request_loss must be a share"),
         (_broken(world={"client": {"recheck_s": "soon"}}), "world.client.recheck_s must be"),
         (_broken(world={"relay": {"speed": 9}}), "world.relay must be a known setting"),

@@ -94,10 +94,8 @@ def parse_scope(text: str, where: str) -> Scope:
     if not isinstance(world, dict):
         raise ScopeError(f"{where}: [world] must be a table of a fuzz world's parameters")
     try:
-        params = WorldParams(**world)
+        params = WorldParams.from_json(world)
     except ParamsError as exc:
-        raise ScopeError(f"{where}: [world]: {exc}") from None
-    except TypeError as exc:
         raise ScopeError(f"{where}: [world]: {exc}") from None
     tables = data.get("steps")
     if not isinstance(tables, list) or not tables:

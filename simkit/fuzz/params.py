@@ -236,6 +236,19 @@ class WorldParams:
         default=None, validator=attrs.validators.optional(attrs.validators.in_(tuple(PARTIAL)))
     )
 
+    @classmethod
+    def from_json(cls, world) -> "WorldParams":
+        """The world a reproducer's ``world`` or a scope's ``[world]`` holds: every key
+        known, ``seed`` present, every value in its range (``ParamsError`` names the key)."""
+        if not isinstance(world, dict):
+            raise ParamsError(f"a world is an object of parameters, not {world!r}")
+        fields = sorted(field.name for field in attrs.fields(cls))
+        odd = sorted(set(world) - set(fields))
+        if odd or "seed" not in world:
+            what = f"unknown key world.{odd[0]}" if odd else "missing key world.seed"
+            raise ParamsError(f"{what} (a world has: {', '.join(fields)})")
+        return cls(**world)
+
     def relay_settings(self) -> dict:
         settings = {k: v for k, v in self.relay.items() if k != "rate_limits"}
         if "rate_limits" in self.relay:

@@ -31,6 +31,8 @@ def test_a_list_valued_field_is_a_cross_product():
         ("x = 1\n" + WORLD, "s.toml: unknown key 'x'"),
         ("[steps]\n", "s.toml: [world] must be a table"),
         ('[world]\nseed = -1\n[[steps]]\nrule = "heal"\n', "s.toml: [world]: world.seed"),
+        ('[world]\nseed = 1\nmembers = 3\n[[steps]]\nrule = "heal"\n', "unknown key world.members"),
+        ('[world]\nmax_offset_ms = 0\n[[steps]]\nrule = "heal"\n', "missing key world.seed"),
         (WORLD, "s.toml: [[steps]] must list at least one step"),
         (WORLD + '[[steps]]\nrule = "wirte"\n', "s.toml: steps[0]: unknown rule 'wirte'"),
         (WORLD + '[[steps]]\nrule = "crash"\ndevice = "z9"\n', "device 'z9' does not exist"),
