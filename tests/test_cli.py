@@ -142,6 +142,35 @@ def test_a_usage_or_input_error_exits_2_in_one_line(args, says):
     assert says in result.output and "Traceback" not in result.output
 
 
+WRITES = [
+    ["check", "--depth", "1", "--json", "{bad}/x.json"],
+    ["check", "--depth", "1", "--out", "{bad}/r.json"],
+    ["fuzz", "--time", "1", "--json", "{bad}/x.json"],
+    ["fuzz", "--time", "1", "--out", "{bad}/r.json"],
+    ["mutate", "--json", "{bad}/x.json"],
+    ["mutate", "--report", "{bad}/dash"],
+    ["campaign", "--time", "1", "--json", "{bad}/x.json"],
+    ["campaign", "--time", "1", "--report", "{bad}/dash"],
+    ["compare", "--report", "{bad}/dash"],
+    ["bench", "--json", "{bad}/x.json", "protocol"],
+    ["diff", "http://127.0.0.1:9", "--write-members", "{bad}/m.toml"],
+]
+
+
+@pytest.mark.parametrize("args", WRITES, ids=" ".join)
+@pytest.mark.parametrize("bad", ["a file", "/proc"])
+def test_a_file_a_command_could_not_write_exits_2_before_it_runs(tmp_path, args, bad):
+    """Before, a check of an hour failed only when it wrote its --json, after its verdict."""
+    if bad == "a file":
+        bad = tmp_path / "a file"  # a file where a folder should be
+        bad.write_text("")
+    elif not Path("/proc/self").exists():
+        pytest.skip("no /proc: a folder that refuses new files even to root")
+    result = simkit(*[a.format(bad=bad) for a in args])
+    assert result.exit_code == 2, result.output
+    assert any(s in result.output for s in ("no folder", "not a folder", "cannot write into"))
+
+
 def test_a_broken_scenario_file_exits_2(tmp_path):
     path = tmp_path / "broken.toml"
     path.write_text("duration = \n")

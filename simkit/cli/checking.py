@@ -99,7 +99,7 @@ def check(
     variant = load_variant(variant_ref) if variant_ref else HONEST
     ref = variant_ref and ref_resolved_from(variant_ref, Path.cwd())
     path = out or f"simkit-check-{variant.name}-depth{depth}.json"
-    options.check_out_folder(path)
+    options.check_writable(path, "--out")
     workers = workers or cores()
     reductions = Reductions(snapshots, states, symmetry)
     on = "a Dask cluster" if cluster or scheduler else (

@@ -87,7 +87,7 @@ def fuzz(
     variant = load_variant(variant_ref) if variant_ref else HONEST
     release, base = options.release_of(rollout, mix, base_ref, variant)
     path = out or f"simkit-repro-{variant.name}-{seed}.json"
-    options.check_out_folder(path)
+    options.check_writable(path, "--out")
     _replay_known_first(variant_ref, path)
     budget = f"{seconds:g} s"
     budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"

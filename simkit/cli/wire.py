@@ -140,6 +140,7 @@ def conform(url: str, auth_path: str | None) -> None:
     "members_out",
     help="Write the members file the relay under test must be configured with "
     "(simkit serve --members FILE) and exit.",
+    written=True,
 )
 @options.file(
     "--replay",
@@ -179,7 +180,7 @@ def diff_command(
         _replay_diff(replay_path, target, directory)
         return
     path = out or f"simkit-diff-{seed}.json"
-    options.check_out_folder(path)
+    options.check_writable(path, "--out")
     _run_diff(target, directory, seconds, seed, count, path)
 
 
