@@ -142,6 +142,7 @@ def test_a_usage_or_input_error_exits_2_in_one_line(args, says):
     assert says in result.output and "Traceback" not in result.output
 
 
+REPRO = ROOT / "tests/fuzz/reproducers/a-setup-that-outlasts-a-lossy-network.json"
 WRITES = [
     ["check", "--depth", "1", "--json", "{bad}/x.json"],
     ["check", "--depth", "1", "--out", "{bad}/r.json"],
@@ -151,24 +152,60 @@ WRITES = [
     ["mutate", "--report", "{bad}/dash"],
     ["campaign", "--time", "1", "--json", "{bad}/x.json"],
     ["campaign", "--time", "1", "--report", "{bad}/dash"],
+    ["campaign", "--time", "1", "--known", "{bad}/known"],
     ["compare", "--report", "{bad}/dash"],
     ["bench", "--json", "{bad}/x.json", "protocol"],
     ["diff", "http://127.0.0.1:9", "--write-members", "{bad}/m.toml"],
+    ["diff", "http://127.0.0.1:9", "--time", "1", "--out", "{bad}/r.json"],
+    ["run", str(BOOTSTRAP), "--report", "{bad}/dash"],
+    ["replay", str(REPRO), "--report", "{bad}/dash"],
+    ["report", "{trace}", "--out", "{bad}/dash"],
 ]
 
 
 @pytest.mark.parametrize("args", WRITES, ids=" ".join)
-@pytest.mark.parametrize("bad", ["a file", "/proc"])
-def test_a_file_a_command_could_not_write_exits_2_before_it_runs(tmp_path, args, bad):
+@pytest.mark.parametrize("bad", ["a file", "a link to nothing", "/proc"])
+def test_a_path_a_command_could_not_write_exits_2_before_it_runs(tmp_path, args, bad):
     """Before, a check of an hour failed only when it wrote its --json, after its verdict."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("")
     if bad == "a file":
         bad = tmp_path / "a file"  # a file where a folder should be
         bad.write_text("")
+    elif bad == "a link to nothing":
+        bad = tmp_path / "dangling"
+        bad.symlink_to(tmp_path / "nowhere" / "deep")
     elif not Path("/proc/self").exists():
         pytest.skip("no /proc: a folder that refuses new files even to root")
-    result = simkit(*[a.format(bad=bad) for a in args])
+    result = simkit(*[a.format(bad=bad, trace=trace) for a in args])
     assert result.exit_code == 2, result.output
-    assert any(s in result.output for s in ("no folder", "not a folder", "cannot write into"))
+    assert any(s in result.output for s in ("no folder", "not a folder", "cannot create a file"))
+
+
+@pytest.mark.parametrize(
+    ("option", "path"),
+    [("--json", "x.json"), ("--json", "linked/x.json"), ("--json", "old.json"),
+     ("--report", "."), ("--report", "new/a/b"), ("--report", "linked/new")],
+)  # fmt: skip
+def test_a_path_a_command_can_write_is_taken_and_nothing_is_left_there(
+    tmp_path, monkeypatch, option, path
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    (tmp_path / "old.json").write_text("{}")
+    before = sorted(tmp_path.rglob("*"))
+    result = simkit("campaign", option, path, "--time", "0")  # stops at --time, parsed after
+    assert result.exit_code == 2 and "'--time'" in result.output, result.output
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_campaigns_default_folder_of_findings_is_checked_before_it_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".hypothesis").write_text("")  # where .hypothesis/simkit-findings would go
+    result = simkit("campaign", "--time", "1")
+    assert result.exit_code == 2 and "'--known'" in result.output, result.output
+    assert "is a file, not a folder" in result.output
 
 
 def test_a_broken_scenario_file_exits_2(tmp_path):
@@ -206,6 +243,9 @@ def _broken(**change) -> str:
         (_broken(trace_hash="abc"), '"trace_hash" must be null or a SHA-256 hex digest'),
         (_broken(world={"seed": "abc"}), "world.seed must be a whole number"),
         (_broken(world={"colour": 1}), "unknown key world.colour (a world has: approval_mode"),
+        (_broken(world={"partial": "bogus"}), "world.partial must be null (whole graphs) or one"),
+        (_broken(world={"relay": {"max_ops_per_push": "x"}}), "world.relay.max_ops_per_push must"),
+        (_broken(world={"relay": {"rate_limits": []}}), "world.relay must be rate limits named"),
         (_broken(world={"request_loss": 7}), "world.request_loss must be a share"),
         (_broken(world={"client": {"recheck_s": "soon"}}), "world.client.recheck_s must be"),
         (_broken(world={"relay": {"speed": 9}}), "world.relay must be a known setting"),

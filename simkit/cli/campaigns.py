@@ -8,6 +8,7 @@ import click
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
 from simkit.cli.exits import FINDING, without_finding
+from simkit.cli.outputs import check_folder
 from simkit.cli.terminal import Status, echo_lines
 
 
@@ -107,6 +108,8 @@ def campaign(
             raise click.UsageError(f"{hint} do not go together")
     if (rollout or mix) and mutants_ref:
         raise click.UsageError("--mutants and --rollout/--mix do not go together")
+    if not known_dir and not mutants_ref:  # the default folder new findings are added to
+        check_folder(KNOWN, "--known")
     loaded = [load_variant(ref) for ref in variant_refs]
     release, _ = options.release_of(rollout, mix, base_ref, loaded[0] if len(loaded) == 1 else None)
     variants = tuple(ref_resolved_from(ref, Path.cwd()) for ref in variant_refs) or (None,)

@@ -8,6 +8,7 @@ import click
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
 from simkit.cli.exits import BASE_ONLY, FINDING, HELD, INTERRUPTED, NO_VERDICT
+from simkit.cli.outputs import check_file
 from simkit.cli.terminal import Status, echo_lines
 
 
@@ -99,7 +100,7 @@ def check(
     variant = load_variant(variant_ref) if variant_ref else HONEST
     ref = variant_ref and ref_resolved_from(variant_ref, Path.cwd())
     path = out or f"simkit-check-{variant.name}-depth{depth}.json"
-    options.check_writable(path, "--out")
+    check_file(path, "--out")
     workers = workers or cores()
     reductions = Reductions(snapshots, states, symmetry)
     on = "a Dask cluster" if cluster or scheduler else (

@@ -11,6 +11,7 @@ from simkit.campaign.parallel import fuzz_on_cores
 from simkit.cli import options
 from simkit.cli.app import debug_option, main
 from simkit.cli.exits import BASE_ONLY, FINDING, without_finding
+from simkit.cli.outputs import check_file
 from simkit.cli.terminal import Status, echo_lines
 
 SHRINK_S = 60.0  # shrinking's own budget from the first violation (``--shrink-time``)
@@ -87,7 +88,7 @@ def fuzz(
     variant = load_variant(variant_ref) if variant_ref else HONEST
     release, base = options.release_of(rollout, mix, base_ref, variant)
     path = out or f"simkit-repro-{variant.name}-{seed}.json"
-    options.check_writable(path, "--out")
+    check_file(path, "--out")
     _replay_known_first(variant_ref, path)
     budget = f"{seconds:g} s"
     budget += f" + {shrink_seconds:g} s to shrink" if shrink_seconds else ", no shrinking"

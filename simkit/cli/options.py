@@ -4,69 +4,33 @@ own help text, and a default where the commands really differ. Each decorator is
 named after its flag (``@options.seed(...)`` is ``--seed``). The checks that go with
 them are here too, so each says the same thing from every command."""
 
-import os
-import tempfile
-from pathlib import Path
-
 import click
+
+from simkit.cli.outputs import check_file, check_folder
 
 VARIANT_METAVAR = "MODULE:NAME|PATH.py:NAME"
 
 
 def file(*decls: str, help: str, written: bool = False):
     """An option naming one file to read or write (FILE in ``--help``); no default.
-    ``written``: refused at once if it could not be written (``check_writable``)."""
-    callback = (lambda ctx, param, path: check_writable(path, param.opts[0])) if written else None
+    ``written``: refused at once if it could not be written (``outputs.check_file``)."""
+    callback = (lambda ctx, param, path: check_file(path, param.opts[0])) if written else None
     return click.option(
         *decls, type=click.Path(dir_okay=False), default=None, help=help, callback=callback
     )
 
 
-def folder(*decls: str, help: str):
+def folder(*decls: str, help: str, required: bool = False):
     """An option naming a folder to write into (DIRECTORY in ``--help``); no default.
-    Refused at once if it could not be made or written into."""
-
-    def can_write(ctx, param, path: str | None) -> str | None:
-        if path is not None:
-            nearest = Path(path).resolve()
-            while not nearest.exists():  # the report makes the folders that are missing
-                nearest = nearest.parent
-            if not nearest.is_dir():
-                raise click.BadParameter(
-                    f"{nearest} is a file, not a folder", param_hint=param.opts[0]
-                )
-            _into(nearest, param.opts[0])
-        return path
-
+    Refused at once if it could not be made or written into (``outputs.check_folder``)."""
     return click.option(
-        *decls, type=click.Path(file_okay=False), default=None, help=help, callback=can_write
+        *decls,
+        type=click.Path(file_okay=False),
+        default=None,
+        required=required,
+        help=help,
+        callback=lambda ctx, param, path: check_folder(path, param.opts[0]),
     )
-
-
-def _into(folder: Path, option: str) -> None:
-    """Refuse a folder nothing can be written into, by writing there (a scratch file,
-    removed): permissions alone do not tell (root, /proc, a read-only mount)."""
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise click.BadParameter(
-            f"cannot write into {folder} ({exc.strerror})", param_hint=option
-        ) from None
-
-
-def check_writable(path: str | None, option: str) -> str | None:
-    """Refuse a file the command could not write before it runs (exit 2), not when
-    its results are ready: its folder missing or closed to writing, or the file
-    itself read-only."""
-    if path is not None:
-        folder = Path(path).resolve().parent
-        if not folder.is_dir():
-            raise click.BadParameter(f"no folder {Path(path).parent}", param_hint=option)
-        _into(folder, option)
-        if Path(path).exists() and not os.access(path, os.W_OK):
-            raise click.BadParameter(f"{path} is read-only", param_hint=option)
-    return path
 
 
 def count(*decls: str, minimum: int, help: str):

@@ -79,13 +79,7 @@ def run(
 @main.command()
 @debug_option
 @click.argument("trace", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    required=True,
-    help="Folder to write the report into.",
-)
+@options.folder("--out", "out_dir", help="Folder to write the report into.", required=True)
 def report(trace: str, out_dir: str) -> None:
     """Re-render a report from a saved trace (summary.json beside it is used when present).
 

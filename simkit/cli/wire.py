@@ -10,6 +10,7 @@ import click
 
 from simkit.cli import options
 from simkit.cli.app import debug_option, main, rerun_with
+from simkit.cli.outputs import check_file
 from simkit.cli.terminal import Status, echo_lines
 
 
@@ -180,7 +181,7 @@ def diff_command(
         _replay_diff(replay_path, target, directory)
         return
     path = out or f"simkit-diff-{seed}.json"
-    options.check_writable(path, "--out")
+    check_file(path, "--out")
     _run_diff(target, directory, seconds, seed, count, path)
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from simkit.client.config import AppConfig
 from simkit.errors import InputError
 from simkit.fuzz.rogue import ROGUE_GROUP, ROGUES
-from simkit.protocol.limits import RateLimit
+from simkit.protocol.limits import RateLimit, RelaySettings, RelaySettingsError
 from simkit.sim import spec as S
 from simkit.sim.network import NetworkProfile
 
@@ -129,17 +129,31 @@ def _mode(instance, attribute, value) -> None:
         _bad(attribute, value, '"observe" or "approve"')
 
 
-def _settings(choices: dict, rate: bool = False):
-    """Known settings only (a relay's rate limits by their name in ``RATE_LIMITS``)."""
+def _partial(instance, attribute, value) -> None:
+    if value is not None and (not isinstance(value, str) or value not in PARTIAL):
+        _bad(attribute, value, "null (whole graphs) or one of " + ", ".join(sorted(PARTIAL)))
+
+
+def _settings(choices: dict, relay: bool = False):
+    """Known settings only. A relay's also build its ``RelaySettings`` (each value of
+    its type and in its range, as the relay reads them), its rate limits named in
+    ``RATE_LIMITS``."""
 
     def check(instance, attribute, value) -> None:
         if not isinstance(value, dict):
             _bad(attribute, value, "an object of settings")
-        for key, setting in value.items():
+        for key in value:
             if key not in choices:
                 _bad(attribute, key, "a known setting: " + ", ".join(sorted(choices)))
-            if rate and key == "rate_limits" and setting not in RATE_LIMITS:
-                _bad(attribute, setting, "rate limits named " + ", ".join(sorted(RATE_LIMITS)))
+        if not relay:
+            return
+        limits = value.get("rate_limits")
+        if "rate_limits" in value and not (isinstance(limits, str) and limits in RATE_LIMITS):
+            _bad(attribute, limits, "rate limits named " + ", ".join(sorted(RATE_LIMITS)))
+        try:
+            RelaySettings(**{k: v for k, v in value.items() if k != "rate_limits"})
+        except RelaySettingsError as exc:
+            raise ParamsError(f"world.{attribute.name}.{exc}") from None
 
     return check
 
@@ -225,16 +239,14 @@ class WorldParams:
     max_offset_ms: int = attrs.field(default=0, validator=_whole(0, 86_400_000))
     request_loss: float = attrs.field(default=0.0, validator=_loss)
     response_loss: float = attrs.field(default=0.0, validator=_loss)
-    relay: dict = attrs.field(factory=dict, validator=_settings(RELAY_CHOICES, rate=True))
+    relay: dict = attrs.field(factory=dict, validator=_settings(RELAY_CHOICES, relay=True))
     client: dict = attrs.field(factory=dict, validator=_client)
     capabilities: dict = attrs.field(factory=dict, validator=_capabilities)
     rules: tuple[str, ...] | None = attrs.field(default=None, converter=_rules)
     # a release: who starts on the new version (the rest upgrade by ``upgrade`` steps)
     rollout: dict | None = attrs.field(default=None, validator=_rollout)
     # partial sync (``PARTIAL``): None, every device sees whole graphs
-    partial: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.in_(tuple(PARTIAL)))
-    )
+    partial: str | None = attrs.field(default=None, validator=_partial)
 
     @classmethod
     def from_json(cls, world) -> "WorldParams":

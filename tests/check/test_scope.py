@@ -33,6 +33,11 @@ def test_a_list_valued_field_is_a_cross_product():
         ('[world]\nseed = -1\n[[steps]]\nrule = "heal"\n', "s.toml: [world]: world.seed"),
         ('[world]\nseed = 1\nmembers = 3\n[[steps]]\nrule = "heal"\n', "unknown key world.members"),
         ('[world]\nmax_offset_ms = 0\n[[steps]]\nrule = "heal"\n', "missing key world.seed"),
+        ('[world]\nseed = 1\npartial = "x"\n[[steps]]\nrule = "heal"\n', "world.partial must be"),
+        (
+            '[world]\nseed = 1\nrelay = {log_keep = "x"}\n[[steps]]\nrule = "heal"\n',
+            "world.relay.log_keep must be a positive integer",
+        ),
         (WORLD, "s.toml: [[steps]] must list at least one step"),
         (WORLD + '[[steps]]\nrule = "wirte"\n', "s.toml: steps[0]: unknown rule 'wirte'"),
         (WORLD + '[[steps]]\nrule = "crash"\ndevice = "z9"\n', "device 'z9' does not exist"),
