@@ -2,10 +2,13 @@
 ``simkit check --depth DEPTH --workers 2`` on each mutant of a set (default: ALL; or
 names, comma-separated), one at a time, and append one JSON line per mutant: killed or
 not, the check's seconds, the depth of the failing sequence and what broke
-(docs/checking.md, "Mutants"). DEPTH 0 runs ``simkit fuzz --time 60 --seed 1
---shrink-time 0 --workers 2`` instead, the search it is set beside."""
+(docs/checking.md, "Mutants"); a check's kill keeps its reproducer beside OUT, as
+OUT's stem, a dot and the mutant's name (``d3.clock-repair-on-any-rejection.json``).
+DEPTH 0 runs ``simkit fuzz --time 60 --seed 1 --shrink-time 0 --workers 2`` instead,
+the search it is set beside."""
 
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -36,8 +39,11 @@ def main(depth: int, out: Path, chosen: str = "ALL", seconds: float | None = Non
             else:
                 run = run_mutated(mutant, Path(tmp), [*FUZZ, "--json", f"{tmp}/check.json"], 600)
             wall = time.monotonic() - began
-            figures = Path(tmp, "check.json")
+            figures, found = Path(tmp, "check.json"), Path(tmp, "repro.json")
             data = json.loads(figures.read_text()) if figures.exists() else None
+            kept = out.with_name(f"{out.stem}.{mutant.name}.json") if found.exists() else None
+            if kept:
+                shutil.copyfile(found, kept)
         if data and not depth:  # fuzz: the time to the first violation, the examples run
             found = data["finding"]
             data = {"seconds": found["found_after"] if found else data["seconds"],
@@ -53,7 +59,7 @@ def main(depth: int, out: Path, chosen: str = "ALL", seconds: float | None = Non
             "seconds": data and data["seconds"], "wall": round(wall, 1),
             "depth": finding and finding["depth"], "broke": broke,
             "completed": data and data["completed"], "sequences": data and data["sequences"],
-            "error": None if data else run.stderr[-400:],
+            "error": None if data else run.stderr[-400:], "reproducer": kept and str(kept),
         }  # fmt: skip
         with out.open("a") as lines:
             lines.write(json.dumps(row) + "\n")
