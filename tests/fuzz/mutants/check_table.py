@@ -39,11 +39,11 @@ def main(depth: int, out: Path, chosen: str = "ALL", seconds: float | None = Non
             else:
                 run = run_mutated(mutant, Path(tmp), [*FUZZ, "--json", f"{tmp}/check.json"], 600)
             wall = time.monotonic() - began
-            figures, found = Path(tmp, "check.json"), Path(tmp, "repro.json")
+            figures, repro = Path(tmp, "check.json"), Path(tmp, "repro.json")
             data = json.loads(figures.read_text()) if figures.exists() else None
-            kept = out.with_name(f"{out.stem}.{mutant.name}.json") if found.exists() else None
+            kept = out.with_name(f"{out.stem}.{mutant.name}.json") if repro.exists() else None
             if kept:
-                shutil.copyfile(found, kept)
+                shutil.copyfile(repro, kept)
         if data and not depth:  # fuzz: the time to the first violation, the examples run
             found = data["finding"]
             data = {"seconds": found["found_after"] if found else data["seconds"],
